@@ -1,0 +1,75 @@
+"""Diagnostics and fixes as plain data, shared by the CLI and the language server.
+
+A fix is data (ruff's model): a title, the edits, and how safe applying it is. Edits may target
+another file than the diagnostic (the flashinfer bump edits the pin file, not the launch file).
+"""
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from kimi_lsp.text import Span
+
+
+class Severity(str, enum.Enum):
+    ERROR = "error"
+    WARNING = "warning"
+    INFO = "info"
+
+    @property
+    def rank(self) -> int:
+        return {"error": 3, "warning": 2, "info": 1}[self.value]
+
+
+class Applicability(str, enum.Enum):
+    SAFE = "safe"  # applied by --fix and source.fixAll
+    UNSAFE = "unsafe"  # opt-in: may change what the launch does
+    DISPLAY_ONLY = "display-only"  # a suggestion, never applied automatically
+
+
+@dataclass(frozen=True, slots=True)
+class Location:
+    path: Path  # absolute
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class Edit:
+    path: Path  # absolute; may differ from the diagnostic's file
+    span: Span  # code-point offsets in that file's current text
+    new_text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Fix:
+    title: str
+    edits: tuple[Edit, ...]
+    applicability: Applicability
+    # What the user must run after applying (e.g. a re-lock command), or None.
+    followup: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Related:
+    location: Location
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class Diagnostic:
+    code: str
+    message: str
+    location: Location
+    severity: Severity
+    fixes: tuple[Fix, ...] = ()
+    related: tuple[Related, ...] = ()
+    # Extra machine-readable facts for hovers and reporters (never needed for correctness).
+    data: dict[str, object] = field(default_factory=dict, compare=False, hash=False)
+
+    @property
+    def path(self) -> Path:
+        return self.location.path
+
+    def sort_key(self) -> tuple[str, int, str]:
+        return (str(self.location.path), self.location.span.start, self.code)

@@ -1,0 +1,57 @@
+"""What every dependency-pin reader produces: located requirements of one file."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from kimi_lsp.text import Located, Span
+
+
+@dataclass(frozen=True, slots=True)
+class Pin:
+    """One requirement or locked package entry for one distribution."""
+
+    name: str  # canonical PEP 503 name, e.g. "flashinfer-python"
+    written_name: Located[str]  # as written in the file ("flashinfer_python", "Flashinfer.Python")
+    specifier: str  # PEP 440 specifier as written, whitespace removed ("==0.6.16.post4", ">=0.6.10,<0.7"); "" = any
+    version: str | None  # the exact version: a lock's version, or the version of a sole ``==``/``===`` clause
+    span: Span  # the whole requirement / package entry (where ``related`` points)
+    # Text span that a bump replaces (the specifier or the version string, without quotes);
+    # None when no safe text edit exists here (lockfiles, hashed requirements, URLs, ${VAR}).
+    spec_span: Span | None
+    extras: tuple[str, ...] = ()
+    marker: str | None = None
+    group: str | None = None  # optional extra / dependency group / Pipfile category; None = main
+    hashed: bool = False  # pinned with --hash (compiled output): never edit the text
+    override: bool = False  # uv override-dependencies / pdm resolution.overrides: replaces others
+    constraint: bool = False  # constraints file / [tool.uv] constraint-dependencies: intersects
+    # How the spec is written when it is not PEP 440 (poetry "^0.6.10"), for messages and edits.
+    native_spec: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PinProblem:
+    message: str
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class PinSource:
+    """One file's pins. ``format`` is one of: requirements, constraints, pyproject, uv.lock,
+    poetry.lock, pdm.lock, Pipfile, Pipfile.lock, pylock, environment.yml, conda-lock,
+    dockerfile, shell."""
+
+    path: Path
+    format: str
+    is_lock: bool
+    pins: tuple[Pin, ...]
+    tool: str | None = None  # uv, poetry, pdm, pipenv, pip-tools, pip, conda
+    # Command that regenerates this lock after its manifest changed, with ``{name}`` for the
+    # package, e.g. "uv lock --upgrade-package {name}". None for manifests.
+    relock_command: str | None = None
+    problems: tuple[PinProblem, ...] = ()
+    # Files this one includes (-r/-c) that were read as part of it.
+    includes: tuple[Path, ...] = ()
+
+    def pins_for(self, name: str) -> tuple[Pin, ...]:
+        return tuple(p for p in self.pins if p.name == name)

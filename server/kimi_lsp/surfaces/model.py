@@ -1,0 +1,102 @@
+"""What every launch-surface reader produces: located launch commands and config entries.
+
+A reader never knows sglang's flags. It turns a file into ``LaunchCommand``s whose ``argv`` is the
+list of words after the entry point, exactly as the shell (or YAML/JSON) hands them to sglang,
+each with the span of its raw text in the file. Interpreting the words (argparse semantics,
+``--config`` merging) happens later, with the schema of the pinned sglang release.
+"""
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from kimi_lsp.text import Located, Span
+
+
+@dataclass(frozen=True, slots=True)
+class Token:
+    """One argv word: its value after unquoting, and the span of its raw text (quotes included).
+
+    ``exact`` is False when the value was assembled from text that does not map 1:1 onto the
+    span (variable expansion, escapes); rules then must not offer edits inside the token.
+    """
+
+    value: str
+    span: Span
+    exact: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class EnvVar:
+    name: Located[str]
+    value: Located[str] | None  # None: set without a value we can know (e.g. ``ENV X`` from ARG)
+
+
+class Entry(str, enum.Enum):
+    LAUNCH_SERVER = "launch_server"  # python[3] -m sglang.launch_server ...
+    SERVE = "serve"  # sglang serve [MODEL] ...
+    NO_CONFIG = "no-config"  # entry points that register --config but ignore it (benchmarks)
+    CONFIG_FILE = "config-file"  # a standalone sglang --config YAML / TOML profile
+
+
+class Surface(str, enum.Enum):
+    CONFIG_YAML = "config-yaml"  # sglang --config YAML
+    TOML = "toml"  # kimi-lsp TOML launch profile ([sglang] table)
+    SHELL = "shell"
+    DOCKERFILE = "dockerfile"
+    KUBERNETES = "kubernetes"
+    COMPOSE = "compose"
+    CI_YAML = "ci-yaml"  # a YAML block scalar running a launch (GitHub Actions, SkyPilot, ...)
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigEntry:
+    """One top-level key of an sglang ``--config`` YAML (or a TOML profile's ``[sglang]`` table)."""
+
+    key: Located[str]  # exactly as written (dashes/underscores kept)
+    value: object  # what yaml.safe_load / tomllib gives (YAML 1.1 booleans apply)
+    value_span: Span  # the value node's text (quotes included); for a null value, the key's end
+    item_spans: tuple[Span, ...] = ()  # list values: one span per item
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigFile:
+    path: Path
+    format: str  # "yaml" | "toml"
+    entries: tuple[ConfigEntry, ...]
+    # Duplicate keys: (later key, earlier key). PyYAML keeps the last one silently.
+    duplicates: tuple[tuple[Located[str], Located[str]], ...] = ()
+    env: tuple[EnvVar, ...] = ()  # TOML [sglang.env]
+
+
+@dataclass(frozen=True, slots=True)
+class LaunchCommand:
+    path: Path  # the file the launch is written in (absolute)
+    surface: Surface
+    entry: Entry
+    program: Located[str]  # e.g. "python3 -m sglang.launch_server" / "sglang serve" and its span
+    argv: tuple[Token, ...]  # words after the entry point
+    span: Span  # the whole command (for diagnostics with no better place)
+    base_dir: Path  # directory relative paths in the launch are resolved against
+    env: tuple[EnvVar, ...] = ()  # VAR=x prefixes, export, ENV, k8s env, [sglang.env]
+    config: ConfigFile | None = None  # Entry.CONFIG_FILE: the file's own entries
+    # The file's own dependency pins govern this launch (Dockerfile / shell ``pip install``).
+    own_pins: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class SyntaxProblem:
+    """The file could not be parsed (becomes KL001 when the file is a launch file)."""
+
+    message: str
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class SurfaceResult:
+    launches: tuple[LaunchCommand, ...] = ()
+    problems: tuple[SyntaxProblem, ...] = ()
+    # Whether the file is (or looks like) a launch file at all; unrelated files produce nothing.
+    is_launch_file: bool = False
+    notes: tuple[str, ...] = field(default=())

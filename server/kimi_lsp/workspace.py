@@ -1,0 +1,162 @@
+"""Reading files for the engine: decoding, limits, editor overlays, one read per run.
+
+The CLI and the language server both hand the engine a ``Workspace``. The server adds overlays
+(unsaved editor buffers) so that a pin file open in the editor is read from the buffer. Every
+failure to read becomes a ``ReadFailure`` with a reason, never an exception.
+"""
+from __future__ import annotations
+
+import codecs
+import os
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+
+from kimi_lsp.text import LineIndex
+
+# Launch files and pin files are small; anything bigger is skipped with a diagnostic.
+MAX_FILE_BYTES = 8 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class SourceText:
+    path: Path
+    text: str  # decoded, BOM removed, newlines untouched
+    encoding: str = "utf-8"
+    bom: bool = False
+
+    @cached_property
+    def lines(self) -> LineIndex:
+        return LineIndex(self.text)
+
+    @property
+    def newline(self) -> str:
+        """The file's dominant line ending, for edits that insert lines."""
+        crlf = self.text.count("\r\n")
+        lf = self.text.count("\n") - crlf
+        return "\r\n" if crlf > lf else "\n"
+
+
+@dataclass(frozen=True, slots=True)
+class ReadFailure:
+    path: Path
+    reason: str  # one line, user-facing
+    # line/column (0-based) of the first undecodable byte, when that is the reason
+    line: int = 0
+    column: int = 0
+
+
+def decode_bytes(path: Path, data: bytes) -> SourceText | ReadFailure:
+    if data.startswith(codecs.BOM_UTF8):
+        body, enc, bom = data[len(codecs.BOM_UTF8) :], "utf-8", True
+    elif data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        try:
+            return SourceText(path, data.decode("utf-16"), "utf-16", True)
+        except UnicodeDecodeError as exc:
+            return ReadFailure(path, f"invalid UTF-16: {exc.reason}")
+    else:
+        body, enc, bom = data, "utf-8", False
+    if b"\x00" in body[:8192]:
+        return ReadFailure(path, "binary file (contains NUL bytes)")
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        prefix = body[: exc.start]
+        line = prefix.count(b"\n")
+        col = len(prefix[prefix.rfind(b"\n") + 1 :].decode("utf-8", "replace"))
+        return ReadFailure(
+            path, f"not valid UTF-8 (byte 0x{body[exc.start]:02x} at offset {exc.start})", line, col
+        )
+    return SourceText(path, text, enc, bom)
+
+
+class Workspace:
+    """File access for one lint run (CLI) or one server session (LSP).
+
+    ``root`` is the directory paths are reported relative to and the outer bound of pin discovery
+    when no ``.git`` is found above a file.
+    """
+
+    def __init__(self, root: Path | None = None, overlays: dict[Path, str] | None = None) -> None:
+        self.root = (root or Path.cwd()).resolve()
+        self._overlays: dict[Path, str] = {}
+        self._cache: dict[Path, SourceText | ReadFailure | None] = {}
+        for p, t in (overlays or {}).items():
+            self.set_overlay(p, t)
+
+    # -- overlays (editor buffers) -------------------------------------------------------
+    def set_overlay(self, path: Path, text: str) -> None:
+        path = _norm(path)
+        self._overlays[path] = text
+        self._cache.pop(path, None)
+
+    def drop_overlay(self, path: Path) -> None:
+        path = _norm(path)
+        self._overlays.pop(path, None)
+        self._cache.pop(path, None)
+
+    def invalidate(self, path: Path | None = None) -> None:
+        if path is None:
+            self._cache.clear()
+        else:
+            self._cache.pop(_norm(path), None)
+
+    # -- reading ---------------------------------------------------------------------------
+    def exists(self, path: Path) -> bool:
+        path = _norm(path)
+        return path in self._overlays or path.is_file()
+
+    def read(self, path: Path) -> SourceText | ReadFailure:
+        """Decoded text of ``path``; cached until ``invalidate``."""
+        path = _norm(path)
+        hit = self._cache.get(path)
+        if hit is not None:
+            return hit
+        if path in self._overlays:
+            result: SourceText | ReadFailure = SourceText(path, self._overlays[path])
+        else:
+            result = _read_disk(path)
+        self._cache[path] = result
+        return result
+
+    def text(self, path: Path) -> str | None:
+        r = self.read(path)
+        return r.text if isinstance(r, SourceText) else None
+
+
+def _read_disk(path: Path) -> SourceText | ReadFailure:
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        return ReadFailure(path, "file not found")
+    except OSError as exc:
+        return ReadFailure(path, f"cannot stat file: {exc.strerror or exc}")
+    if not os.path.isfile(path):
+        return ReadFailure(path, "not a regular file")
+    if st.st_size > MAX_FILE_BYTES:
+        return ReadFailure(
+            path, f"file too large to lint ({st.st_size // (1024 * 1024)} MiB > {MAX_FILE_BYTES // (1024 * 1024)} MiB)"
+        )
+    try:
+        data = path.read_bytes()
+    except PermissionError:
+        return ReadFailure(path, "permission denied")
+    except OSError as exc:
+        return ReadFailure(path, f"cannot read file: {exc.strerror or exc}")
+    return decode_bytes(path, data)
+
+
+def _norm(path: Path) -> Path:
+    p = Path(path)
+    if not p.is_absolute():
+        p = Path.cwd() / p
+    return Path(os.path.normpath(p))
+
+
+def find_repo_root(start: Path, fallback: Path | None = None) -> Path:
+    """The nearest directory at or above ``start`` holding ``.git``; else ``fallback`` or ``/``."""
+    cur = start if start.is_dir() else start.parent
+    for d in (cur, *cur.parents):
+        if (d / ".git").exists():
+            return d
+    return fallback if fallback is not None else Path(cur.anchor)
