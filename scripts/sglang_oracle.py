@@ -1,0 +1,492 @@
+#!/usr/bin/env python3
+"""Ground truth from sglang's own argparse parser, for differential tests of kimi-lsp.
+
+    python3 scripts/sglang_oracle.py 0.5.23            # schema dump + argparse probes
+    python3 scripts/sglang_oracle.py 0.5.23 --argv '["--tp", "2"]' '["--pp", "1"]'
+
+It builds, once, a light virtual environment in ~/.cache/kimi-lsp/oracle-venv (reference
+shared/reference/sglang.md §2.5: sglang's light dependencies, torch and triton replaced by stub
+modules served from a sys.meta_path finder), unpacks the release's wheel next to it, runs the
+real `ServerArgs.add_cli_args` on an `argparse.ArgumentParser(prog="sglang serve")` exactly as
+`prepare_server_args` does, and writes
+
+  tests/data/oracle/sglang-<VERSION>.json           every action, in the extractor's JSON shape
+  tests/data/oracle/argparse-probes-<VERSION>.json  how that parser treats option tokens, values,
+                                                    argv vectors and `--config` YAML mappings
+
+With --argv it prints the parse result (or argparse's error) of each given JSON argv instead.
+Nothing here is imported by kimi-lsp; tests read only the committed dumps.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+CACHE = Path(os.environ.get("KIMI_LSP_CACHE", Path.home() / ".cache" / "kimi-lsp"))
+VENV = CACHE / "oracle-venv"
+OUT = REPO / "tests" / "data" / "oracle"
+# What `import sglang.srt.server_args` needs once torch and triton are stubbed (reference §2.5).
+LIGHT_DEPS = ["msgspec", "pyyaml", "numpy", "orjson", "psutil", "pybase64", "requests", "packaging",
+              "pillow", "starlette", "pydantic", "pyzmq", "tqdm", "ipython", "aiohttp"]
+
+
+# ---------------------------------------------------------------------------------------------
+# Outer side: venv, wheel, re-run inside the venv
+# ---------------------------------------------------------------------------------------------
+
+
+def venv_python() -> Path:
+    py = VENV / "bin" / "python"
+    if not py.exists():
+        subprocess.run([sys.executable, "-m", "venv", str(VENV)], check=True)
+        subprocess.run([str(py), "-m", "pip", "install", "-q", *LIGHT_DEPS], check=True)
+    return py
+
+
+def unpacked_wheel(version: str) -> Path:
+    sys.path.insert(0, str(REPO / "scripts"))
+    from extract_sglang_schema import fetch_wheel  # one download path for both scripts
+
+    dest = CACHE / "oracle-src" / version
+    if not (dest / "sglang" / "srt" / "server_args.py").exists():
+        dest.mkdir(parents=True, exist_ok=True)
+        with zipfile.ZipFile(fetch_wheel(version)) as zf:
+            zf.extractall(dest)
+    return dest
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("version")
+    ap.add_argument("--argv", nargs="+", metavar="JSON", help="answer these argv vectors (JSON lists) and exit")
+    ap.add_argument("--out-dir", type=Path, default=OUT)
+    ap.add_argument("--inner", action="store_true", help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.inner:
+        return inner(args)
+    src = unpacked_wheel(args.version)
+    cmd = [str(venv_python()), str(Path(__file__).resolve()), args.version, "--inner",
+           "--out-dir", str(args.out_dir)]
+    if args.argv:
+        cmd += ["--argv", *args.argv]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(src), str(REPO / "server")]), "PYTHONHASHSEED": "0"}
+    # Environment that changes the parser (extra choices) would make the dump machine-dependent.
+    for name in [n for n in env if n.startswith("SGLANG_")]:
+        del env[name]
+    return subprocess.run(cmd, env=env, check=False).returncode
+
+
+# ---------------------------------------------------------------------------------------------
+# Inner side (runs in the oracle venv, with the wheel's sglang on sys.path)
+# ---------------------------------------------------------------------------------------------
+
+
+def install_stubs() -> None:
+    """Serve `torch`, `triton` and their submodules as stubs (reference §2.5)."""
+    import abc
+    import importlib.abc
+    import importlib.machinery
+    import types
+
+    class StubMeta(abc.ABCMeta):
+        """Stub classes: subclassable, and any class attribute (`ReduceOp.SUM`) is a stub."""
+
+        def __getattr__(cls, name: str) -> Any:
+            if name.startswith("__") and name.endswith("__"):
+                raise AttributeError(name)
+            return _new(f"{cls.__module__}.{cls.__name__}.{name}")
+
+    def _instance_attr(self: Any, name: str) -> Any:
+        if name.startswith("__") and name.endswith("__"):
+            raise AttributeError(name)
+        return _new(f"{type(self).__module__}.{type(self).__name__}.{name}")
+
+    ABSENT_DEVICES = {"npu", "musa", "mlu", "hpu"}  # probed with hasattr(); the rest answer falsy
+
+    class StubModule(types.ModuleType):
+        __version__ = "2.9.0"
+        __path__: list[str] = []
+
+        def __getattr__(self, name: str) -> Any:
+            if name.startswith("__") and name.endswith("__"):
+                raise AttributeError(name)
+            if self.__name__ == "torch" and name in ABSENT_DEVICES:
+                raise AttributeError(name)  # `hasattr(torch, "npu")` must say no such platform
+            if self.__name__ == "torch.version":
+                return None  # no cuda, hip, musa: the platform probes all answer "not this one"
+            full = f"{self.__name__}.{name}"
+            if name[:1].isupper() and not name.isupper():
+                value: Any = StubMeta(name, (), {"__module__": self.__name__,
+                                                 "__init__": lambda self, *a, **k: None,
+                                                 "__call__": lambda self, *a, **k: None,
+                                                 "__getattr__": _instance_attr})
+            else:
+                value = sys.modules.get(full) or _new(full)
+            setattr(self, name, value)
+            return value
+
+        def __call__(self, *args: Any, **kwargs: Any) -> Any:
+            # Used as a decorator (`@torch.compile`, `@triton.jit`) or decorator factory.
+            if len(args) == 1 and callable(args[0]) and not kwargs:
+                return args[0]
+            return self
+
+        def __iter__(self):  # noqa: ANN204
+            return iter(())
+
+        def __bool__(self) -> bool:
+            return False
+
+        def __mro_entries__(self, bases: tuple) -> tuple:
+            return (object,)
+
+        def __getitem__(self, key: Any) -> Any:
+            return self
+
+        def __int__(self) -> int:
+            return 0
+
+        def __float__(self) -> float:
+            return 0.0
+
+        def __index__(self) -> int:
+            return 0
+
+        def __len__(self) -> int:
+            return 0
+
+        def _same(self, *args: Any) -> Any:
+            return self
+
+        def _false(self, *args: Any) -> bool:
+            return False
+
+    # Module-level constants computed from stub dtypes (`-torch.finfo(...).max`) just need to exist.
+    for _op in ("neg", "pos", "abs", "invert", "add", "radd", "sub", "rsub", "mul", "rmul", "truediv",
+                "rtruediv", "floordiv", "rfloordiv", "mod", "rmod", "pow", "rpow", "and", "rand", "or",
+                "ror", "xor", "rxor", "lshift", "rshift", "matmul"):
+        setattr(StubModule, f"__{_op}__", StubModule._same)
+    for _op in ("lt", "le", "gt", "ge"):
+        setattr(StubModule, f"__{_op}__", StubModule._false)
+
+    def _new(name: str) -> StubModule:
+        mod = StubModule(name)
+        mod.__spec__ = importlib.machinery.ModuleSpec(name, _Finder(), is_package=True)
+        sys.modules[name] = mod
+        return mod
+
+    class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+        roots = ("torch", "triton")  # optional imports (transformers, torchcodec) must stay absent
+
+        def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
+            if fullname.split(".")[0] in self.roots:
+                return importlib.machinery.ModuleSpec(fullname, self, is_package=True)
+            return None
+
+        def create_module(self, spec: Any) -> Any:
+            mod = StubModule(spec.name)
+            return mod
+
+        def exec_module(self, module: Any) -> None:
+            module.__path__ = []
+
+    sys.meta_path.insert(0, _Finder())
+
+
+def build_parser() -> tuple[argparse.ArgumentParser, Any]:
+    from sglang.srt.server_args import ServerArgs
+
+    # The same construction as prepare_server_args (server_args.py).
+    parser = argparse.ArgumentParser(prog="sglang serve")
+    ServerArgs.add_cli_args(parser)
+    return parser, ServerArgs
+
+
+def jsonable(value: Any) -> Any:
+    if isinstance(value, (list, tuple)):
+        return [jsonable(v) for v in value]
+    if isinstance(value, (set, frozenset)):
+        return sorted(jsonable(v) for v in value)
+    if isinstance(value, dict):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    return {"__repr__": repr(value)}
+
+
+def type_name(tp: Any) -> str | None:
+    from kimi_lsp.knowledge.schema import TYPE_NAMES
+
+    if tp is None:
+        return None
+    name = getattr(tp, "__name__", repr(tp))
+    mod = getattr(tp, "__module__", "") or ""
+    key = f"{mod}.{name}" if mod == "json" else name
+    return TYPE_NAMES.get(key, name)
+
+
+def config_rule_of(module: Any) -> dict[str, str]:
+    return {"keys": "dest_and_long_options" if hasattr(module, "_config_keys") else "dest",
+            "accepts": "store_true_or_single_value" if hasattr(module, "_takes_one_value") else "store_true_or_store"}
+
+
+def dump_schema(parser: argparse.ArgumentParser, version: str) -> dict[str, Any]:
+    from kimi_lsp.knowledge.schema import ACTION_NAMES
+    from sglang.srt.utils import server_args_config_parser as scp
+
+    merger = scp.ConfigArgumentMerger(parser)
+    rule = config_rule_of(scp)
+    refused_actions = {id(a) for a in merger.unsupported_actions.values()}
+    flags = []
+    for a in parser._actions:
+        cls = type(a).__name__
+        choices = a.choices
+        if isinstance(choices, (set, frozenset)):
+            choices = sorted(choices)
+        elif choices is not None:
+            choices = list(choices)
+        const = a.const_value if cls == "DeprecatedStoreConstAction" else a.const
+        flags.append({
+            "dest": a.dest, "options": list(a.option_strings), "action": ACTION_NAMES.get(cls, cls),
+            "type": type_name(a.type), "choices": jsonable(choices), "default": jsonable(a.default),
+            "nargs": a.nargs, "const": jsonable(const), "required": bool(a.required),
+            "help": None if a.help == argparse.SUPPRESS else a.help, "hidden": a.help == argparse.SUPPRESS,
+            "deprecated": getattr(a, "new_flag", None),
+            "config_refused": cls if id(a) in refused_actions else None,
+        })
+    config = {**rule, "store_true_keys": sorted(set(merger.store_true_actions)),
+              "refused_keys": {k: type(v).__name__ for k, v in sorted(merger.unsupported_actions.items())}}
+    return {"format": 1, "version": version, "flags": flags, "config": config,
+            "choice_lists": choice_lists(), "type_data": type_data()}
+
+
+def choice_lists() -> dict[str, list[Any]]:
+    from sglang.srt.arg_groups import choices as mod
+
+    out = {}
+    for name, value in vars(mod).items():
+        if name.isupper() and (name.endswith("CHOICES") or name.startswith("RADIX_SUPPORTED")):
+            if isinstance(value, (list, tuple, set, frozenset)):
+                out[name] = jsonable(value)
+    return out
+
+
+def type_data() -> dict[str, Any]:
+    from sglang.srt.model_executor import cuda_graph_config as cg
+
+    return {"cuda_graph_config": {"phases": list(cg.Phase.ALL),
+                                  "allowed_keys": {k: list(v) for k, v in cg.ALLOWED_KEYS_PER_PHASE.items()}}}
+
+
+class ProbeError(Exception):
+    pass
+
+
+class ProbeParser(argparse.ArgumentParser):
+    def error(self, message: str):  # type: ignore[override]
+        raise ProbeError(message)
+
+    def exit(self, status: int = 0, message: str | None = None):  # type: ignore[override]
+        raise ProbeError(f"exit {status}")
+
+
+def probe_parser() -> ProbeParser:
+    from sglang.srt.server_args import ServerArgs
+
+    parser = ProbeParser(prog="sglang serve")
+    ServerArgs.add_cli_args(parser)
+    return parser
+
+
+def parse(parser: argparse.ArgumentParser, argv: list[str]) -> dict[str, Any]:
+    import contextlib
+    import io
+    import logging
+
+    logging.disable(logging.CRITICAL)  # deprecated actions log warnings
+    defaults = {a.dest: a.default for a in parser._actions}
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):
+            ns = parser.parse_args(argv)
+    except ProbeError as e:
+        return {"error": str(e)}
+    values = {k: jsonable(v) for k, v in vars(ns).items() if k not in defaults or v != defaults[k]}
+    return {"error": None, "values": values}
+
+
+def match_probe(parser: argparse.ArgumentParser, token: str) -> dict[str, Any]:
+    try:
+        got = parser._parse_optional(token)
+    except ProbeError as e:
+        msg = str(e)
+        matches = msg.split(" could match ", 1)[1].split(", ") if " could match " in msg else []
+        return {"kind": "match", "token": token, "result": "ambiguous", "matches": matches, "error": msg}
+    if got is None:
+        return {"kind": "match", "token": token, "result": "positional"}
+    action, option, explicit = got
+    if action is None:
+        return {"kind": "match", "token": token, "result": "unknown"}
+    return {"kind": "match", "token": token, "result": "flag", "dest": action.dest, "option": option,
+            "explicit_arg": explicit}
+
+
+def match_tokens(parser: argparse.ArgumentParser) -> list[str]:
+    longs = [o for a in parser._actions for o in a.option_strings if o.startswith("--")]
+    tokens = ["--tp", "--dp", "--pp", "--dcp", "--ep", "--mem-fraction", "--decode-attention", "--attention",
+              "--prefill-attention", "--conf", "--config=x.yaml", "--h", "--he", "--hel", "-h", "-hx", "-h=1",
+              "-x", "-tp", "-", "--", "---tp-size", "--tp_size", "--tp-size=2", "--tp-size=", "--tp=2", "--model",
+              "--model=foo", "--mod", "--mode", "--no-dcp", "--no-dcp-replicate-q-proj", "--no-dcp-replicate",
+              "--dcp-replicate", "--enable-hi", "--enable-hicache", "--enable-hierarchical", "--disable-cuda",
+              "--disable-cuda-graph", "--monokernel", "--kv-cache", "--kv-cache-dtype", "--cuda-graph-bs",
+              "--tool-call", "--reasoning", "--lora-path", "--lora-paths", "--lora", "--speculative-draft",
+              "--no-such-flag", "--no", "--enable", "--trust", "--host=0.0.0.0", "--port", "--po", "-1", "-1.5",
+              "--1", "--attention-backend=cutedsl_mla", "--decode-attention-backend", "--dcp-size=8", "--dcp-s",
+              "--dcp-c", "--Tp-size", "--tp-size ", "--tp size", "--ATTENTION-BACKEND", "--enable-dp-attention",
+              "--enable-dp", "--attn-dp", "--attn-dp-size", "--nnodes", "--nn", "--log", "--log-level"]
+    # A spread of prefixes of the real options: full, minus one char, a few short stems.
+    for i, opt in enumerate(longs):
+        if i % 3 == 0:
+            tokens += [opt, opt[:-1], opt + "=1"]
+        if i % 7 == 0:
+            tokens += [opt[: max(3, len(opt) // 2)], opt[:6]]
+    seen: set[str] = set()
+    return [t for t in tokens if not (t in seen or seen.add(t))]
+
+
+def value_cases(parser: argparse.ArgumentParser) -> list[tuple[argparse.Action, str]]:
+    by_type: dict[str, int] = {}
+    out: list[tuple[argparse.Action, str]] = []
+    samples = {
+        "int": ["x", "2.0", "1_000", " 7 ", "-3", "\u0663", "0x10", "+4", "", "None", "true"],
+        "float": ["x", "1e3", "nan", "inf", "-0.5", "1_0.5", ".5", "", "None"],
+        "human_readable_int": ["128k", "1Mi", "1.5Ki", "25.6k", "1K", "abc", " 64 ", "1_024", "2.5", "0",
+                               "1Ti", "3G", "1.0M", "", "-5", "1e3"],
+        "json": ['{"a": 1}', "{bad", "NaN", "[1, 2]", "", "null", "'x'"],
+        "json_list": ['["a", "b"]', "[1,", "NaN", "99999999999999999999999", "{}", "", "x", "[1, 2]", "Infinity"],
+        "cuda_graph_config": ['{"decode": {"backend": "full", "max_bs": 256}}', '{"decode": {"backend": "tc_piecewise"}}',
+                              '{"extend": {}}', '{"decode": 1}', "[1]", "{bad", '{"prefill": {"max_seq_len": 4}}',
+                              '{"decode": {"max_context_size": 4}}', "", '{"decode": {"tc_compiler": "eager"}}'],
+        "cuda_graph_backend": ["tc_piecewise", "full", "bogus", "breakable", "disabled", ""],
+        "nullable_str": ["None", "", "x"],
+        "str": ["x"],
+    }
+    for a in parser._actions:
+        if not a.option_strings or a.nargs == 0 or a.dest == "help":
+            continue
+        tname = type_name(a.type) or "none"
+        if a.choices is not None:
+            choices = sorted(a.choices) if isinstance(a.choices, (set, frozenset)) else list(a.choices)
+            values = ["bogus", str(choices[0]), "None", str(choices[-1]).upper()]
+            if isinstance(a.choices, (set, frozenset)):
+                values = [str(choices[0])]  # the error lists a set in hash order: not reproducible
+            out += [(a, v) for v in values]
+            if tname in ("int", "float", "cuda_graph_backend"):
+                out += [(a, v) for v in samples[tname]]
+            continue
+        count = by_type.get(tname, 0)
+        by_type[tname] = count + 1
+        if tname in ("int", "float") and count >= 4:
+            continue  # a few of each plain numeric flag is plenty
+        if tname in ("str", "none") and count >= 3:
+            continue
+        out += [(a, v) for v in samples.get(tname, ["x"])]
+    return out
+
+
+def argv_cases() -> list[list[str]]:
+    m = ["--model-path", "m"]
+    return [
+        [], m, ["--model", "m"], ["--model=m"], ["--mod", "m"], m + ["--tp", "8"], m + ["--tp-size=8"],
+        m + ["--tensor-parallel-size", "4"], m + ["--tp", "2", "--tp", "4"], m + ["--tp"], m + ["--tp", "x"],
+        m + ["--pp", "2"], m + ["--dcp", "8"], m + ["--dcp-size", "8", "--dcp-comm-backend", "a2a"],
+        m + ["--dcp-replicate-q-proj"], m + ["--no-dcp-replicate-q-proj"], m + ["--dcp-replicate-q-proj", "true"],
+        m + ["--decode-attention", "cutedsl_mla"], m + ["--attention-backend", "tokenspeed_mla"],
+        m + ["--attention-backend=None"], m + ["--attention-backend", "None"], m + ["--attention-backend"],
+        m + ["--disable-radix-cache"], m + ["--disable-radix-cache", "true"], m + ["--disable-radix-cache=1"],
+        m + ["--disable-cuda-graph"], m + ["--enable-dp-attention", "--dp-size", "2"],
+        m + ["--monokernel-backend", "amd"], m + ["--monokernel-backend", "nvidia"], m + ["--monokernel-backend"],
+        m + ["--cuda-graph-bs", "1", "2", "4"], m + ["--cuda-graph-bs"], m + ["--cuda-graph-bs", "1", "x"],
+        m + ["--lora-paths"], m + ["--lora-paths", "a", "b=c"], m + ["--context-length", "128k"],
+        m + ["--context-length", "1.5Ki"], m + ["--context-length=1Mi"], m + ["--json-model-override-args", '{"a": 1}'],
+        m + ["--json-model-override-args", "{bad"], m + ["--cuda-graph-backend-decode", "tc_piecewise"],
+        m + ["--cuda-graph-config", '{"decode": {"backend": "full"}}'], m + ["--tool-call-parser", "qwen25"],
+        m + ["--reasoning-parser", "kimi_k3"], m + ["--reasoning-parser", "nope"], m + ["--kv-canary-real-data", "all"],
+        m + ["--config", "x.yaml"], m + ["--config=x.yaml"], m + ["--conf", "x.yaml"], m + ["--no-such-flag", "1"],
+        m + ["--tp_size", "2"], m + ["extra"], m + ["--tp", "-2"], m + ["--mem-fraction-static", "-0.5"],
+        m + ["--host=::"], m + ["--port", "--tp", "2"], m + ["--enable-hi"], m + ["-h=1"], m + ["-x"],
+        m + ["--", "--tp", "2"], m + ["--tp", "2", "--"], m + ["--served-model-name="], m + ["--api-key", ""],
+    ]
+
+
+CONFIG_CASES: list[dict[str, Any]] = [
+    {"tp-size": 2}, {"tensor-parallel-size": 4}, {"tp": 2}, {"tp_size": 2}, {"--tp-size": 2},
+    {"disable-radix-cache": True}, {"disable-radix-cache": False}, {"disable_radix_cache": True},
+    {"disable-radix-cache": "true"}, {"disable-radix-cache": 1}, {"tp-size": True}, {"tp-size": None},
+    {"attention-backend": None}, {"tp-size": 2.0}, {"tp-size": "2"}, {"tp-size": [2, 4]},
+    {"cuda-graph-bs": [1, 2, 4]}, {"cuda-graph-bs": []}, {"json-model-override-args": {"a": 1}},
+    {"dcp-replicate-q-proj": True}, {"no-dcp-replicate-q-proj": True}, {"dcp_replicate_q_proj": False},
+    {"disable-cuda-graph": True}, {"enable-dp-attention": True}, {"lora-paths": ["a"]},
+    {"enable-hicache": True}, {"enable-hierarchical-cache": True}, {"monokernel-backend": "amd"},
+    {"enable-amd-monokernel": True}, {"no-such-flag": 1}, {"model-path": "m"}, {"model": "m"},
+    {"decode-attention-backend": "cutedsl_mla", "dcp-size": 8}, {"dcp": 8}, {"pp": 2},
+    {"enable-tf32-matmul": True}, {"context-length": "128k"}, {"config": "other.yaml"},
+]
+
+
+def config_probe(parser: argparse.ArgumentParser, mapping: dict[str, Any]) -> dict[str, Any]:
+    from sglang.srt.utils.server_args_config_parser import ConfigArgumentMerger
+
+    merger = ConfigArgumentMerger(parser)
+    try:
+        args = merger._convert_config_to_args(mapping)
+    except ValueError as e:
+        return {"kind": "config", "yaml": mapping, "merged": None, "error": str(e)}
+    result = parse(parser, args + (["--model-path", "m"] if not any(k.startswith("model") for k in mapping) else []))
+    return {"kind": "config", "yaml": mapping, "merged": args, "error": None, "parse": result}
+
+
+def run_probes(version: str) -> dict[str, Any]:
+    parser = probe_parser()
+    probes: list[dict[str, Any]] = [match_probe(parser, t) for t in match_tokens(parser)]
+    for action, value in value_cases(parser):
+        option = action.option_strings[0]
+        argv = ["--model-path", "m", option, value]
+        res = parse(parser, argv)
+        entry = {"kind": "value", "option": option, "dest": action.dest, "value": value,
+                 "error": res["error"]}
+        if res["error"] is None:
+            entry["parsed"] = res["values"].get(action.dest, jsonable(action.default))
+        probes.append(entry)
+    for argv in argv_cases():
+        probes.append({"kind": "argv", "argv": argv, **parse(parser, argv)})
+    probes += [config_probe(parser, c) for c in CONFIG_CASES]
+    return {"format": 1, "version": version, "python": sys.version.split()[0], "probes": probes}
+
+
+def inner(args: argparse.Namespace) -> int:
+    install_stubs()
+    if args.argv:
+        parser = probe_parser()
+        for raw in args.argv:
+            print(json.dumps({"argv": json.loads(raw), **parse(parser, json.loads(raw))}))
+        return 0
+    parser, _ = build_parser()
+    args.out_dir.mkdir(parents=True, exist_ok=True)
+    schema = dump_schema(parser, args.version)
+    (args.out_dir / f"sglang-{args.version}.json").write_text(json.dumps(schema, indent=1) + "\n")
+    probes = run_probes(args.version)
+    (args.out_dir / f"argparse-probes-{args.version}.json").write_text(
+        json.dumps(probes, indent=None, separators=(",", ":")).replace('},{"kind"', '},\n{"kind"') + "\n")
+    print(f"{args.version}: {len(schema['flags'])} actions, {len(probes['probes'])} probes", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

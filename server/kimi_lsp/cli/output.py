@@ -1,0 +1,154 @@
+"""Reporters: text, json, github, sarif. The engine's diagnostics in, one string out."""
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from kimi_lsp import __version__
+from kimi_lsp.diagnostics import Diagnostic, Edit, Severity
+from kimi_lsp.text import Span
+from kimi_lsp.workspace import SourceText, Workspace
+
+DOCS_URL = "https://github.com/kimi-lsp/kimi-lsp/blob/main/docs/rules.md"
+
+
+@dataclass(frozen=True)
+class Pos:
+    line: int  # 1-based
+    column: int  # 1-based, characters
+    end_line: int
+    end_column: int
+
+
+class Positions:
+    """Span -> 1-based line/column, reading each file once through the workspace."""
+
+    def __init__(self, workspace: Workspace) -> None:
+        self.ws = workspace
+
+    def of(self, path: Path, span: Span) -> Pos:
+        src = self.ws.read(path)
+        if not isinstance(src, SourceText):
+            return Pos(1, 1, 1, 1)
+        li = src.lines
+        l1, c1 = li.position(span.start)
+        l2, c2 = li.position(span.end)
+        return Pos(l1 + 1, c1 + 1, l2 + 1, c2 + 1)
+
+
+def display_path(path: Path, cwd: Path) -> str:
+    try:
+        return path.relative_to(cwd).as_posix()
+    except ValueError:
+        return path.as_posix()
+
+
+def fixable(d: Diagnostic) -> bool:
+    return any(f.applicability.value == "safe" and f.edits for f in d.fixes)
+
+
+def render_text(diags: Sequence[Diagnostic], pos: Positions, cwd: Path, *, files: int, quiet: bool = False, show_source: bool = True) -> str:
+    out: list[str] = []
+    for d in diags:
+        p = pos.of(d.path, d.location.span)
+        mark = " [*]" if fixable(d) else ""
+        out.append(f"{display_path(d.path, cwd)}:{p.line}:{p.column}: {d.code}{mark} {d.message}")
+        if quiet:
+            continue
+        for r in d.related:
+            rp = pos.of(r.location.path, r.location.span)
+            out.append(f"  --> {display_path(r.location.path, cwd)}:{rp.line}:{rp.column}: {r.message}")
+        for f in d.fixes:
+            tag = {"safe": "fix", "unsafe": "unsafe fix", "display-only": "hint"}[f.applicability.value]
+            out.append(f"  {tag}: {f.title}")
+    if not quiet:
+        c = Counter(d.severity for d in diags)
+        n_fix = sum(1 for d in diags if fixable(d))
+        if diags:
+            summary = f"Found {len(diags)} problem{'s' if len(diags) != 1 else ''} ({c[Severity.ERROR]} error{'s' if c[Severity.ERROR] != 1 else ''}, {c[Severity.WARNING]} warning{'s' if c[Severity.WARNING] != 1 else ''}, {c[Severity.INFO]} info) in {files} file{'s' if files != 1 else ''} checked."
+            if n_fix:
+                summary += f"\n[*] {n_fix} fixable with `kimi-lsp --check --fix`."
+            out.append(summary)
+        else:
+            out.append(f"All checks passed ({files} file{'s' if files != 1 else ''} checked).")
+    return "\n".join(out) + ("\n" if out else "")
+
+
+def _edit_json(e: Edit, pos: Positions, cwd: Path) -> dict:
+    p = pos.of(e.path, e.span)
+    return {
+        "path": display_path(e.path, cwd),
+        "line": p.line,
+        "column": p.column,
+        "end_line": p.end_line,
+        "end_column": p.end_column,
+        "new_text": e.new_text,
+    }
+
+
+def diagnostic_json(d: Diagnostic, pos: Positions, cwd: Path) -> dict:
+    p = pos.of(d.path, d.location.span)
+    obj: dict = {
+        "path": display_path(d.path, cwd),
+        "line": p.line,
+        "column": p.column,
+        "end_line": p.end_line,
+        "end_column": p.end_column,
+        "code": d.code,
+        "severity": d.severity.value,
+        "message": d.message,
+        "related": [],
+        "fixes": [],
+    }
+    for r in d.related:
+        rp = pos.of(r.location.path, r.location.span)
+        obj["related"].append(
+            {"path": display_path(r.location.path, cwd), "line": rp.line, "column": rp.column, "message": r.message}
+        )
+    for f in d.fixes:
+        fj: dict = {
+            "title": f.title,
+            "applicability": f.applicability.value,
+            "edits": [_edit_json(e, pos, cwd) for e in f.edits],
+        }
+        if f.followup:
+            fj["followup"] = f.followup
+        obj["fixes"].append(fj)
+    return obj
+
+
+def summary(diags: Sequence[Diagnostic], files: int) -> dict:
+    c = Counter(d.severity for d in diags)
+    return {"files": files, "errors": c[Severity.ERROR], "warnings": c[Severity.WARNING], "infos": c[Severity.INFO]}
+
+
+def render_json(diags: Sequence[Diagnostic], pos: Positions, cwd: Path, *, files: int) -> str:
+    doc = {
+        "version": __version__,
+        "diagnostics": [diagnostic_json(d, pos, cwd) for d in diags],
+        "summary": summary(diags, files),
+    }
+    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+
+
+def _gh_escape(s: str, prop: bool = False) -> str:
+    s = s.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    if prop:
+        s = s.replace(":", "%3A").replace(",", "%2C")
+    return s
+
+
+def render_github(diags: Sequence[Diagnostic], pos: Positions, cwd: Path, *, files: int) -> str:
+    level = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
+    out = []
+    for d in diags:
+        p = pos.of(d.path, d.location.span)
+        props = (
+            f"file={_gh_escape(display_path(d.path, cwd), True)},line={p.line},col={p.column},"
+            f"endLine={p.end_line},endColumn={p.end_column},title={_gh_escape(f'kimi-lsp {d.code}', True)}"
+        )
+        out.append(f"::{level[d.severity]} {props}::{_gh_escape(f'{d.code} {d.message}')}")
+    return "\n".join(out) + ("\n" if out else "")

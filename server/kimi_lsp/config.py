@@ -1,0 +1,260 @@
+"""Project configuration: ``[tool.kimi-lsp]`` in pyproject.toml, or a ``kimi-lsp.toml``.
+
+Found the same way by the CLI and the server: the nearest file at or above the linted file,
+up to the repository root. An invalid configuration is reported (KL002) and never silently
+replaced by defaults for the keys that were wrong.
+"""
+from __future__ import annotations
+
+import fnmatch
+import re
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+try:  # Python 3.11+
+    import tomllib
+except ModuleNotFoundError:  # pragma: no cover - Python 3.10
+    import tomlkit as _tomlkit
+
+    class tomllib:  # type: ignore[no-redef]
+        TOMLDecodeError = Exception
+
+        @staticmethod
+        def loads(text: str) -> dict:
+            return _tomlkit.parse(text).unwrap()
+
+
+from kimi_lsp.diagnostics import Severity
+from kimi_lsp.text import Span
+from kimi_lsp.workspace import SourceText, Workspace
+
+_CODE_PREFIX = re.compile(r"^KL\d{0,3}$")
+KNOWN_KEYS = {
+    "select": "codes or prefixes to report (default: all)",
+    "ignore": "codes or prefixes never to report",
+    "extend-select": "codes added to `select`",
+    "per-file-ignores": "glob -> codes ignored in matching files",
+    "severity": "code -> error|warning|info",
+    "sglang-version": "sglang release whose argument schema applies (default: the pinned one, else the newest)",
+    "target-gpu": "the GPU the launches run on (e.g. b200, h200, sm100, sm90)",
+    "flashinfer-pin": "file that pins flashinfer-python when discovery cannot find it",
+    "flashinfer-target": "version the flashinfer bump fix moves to",
+    "exclude": "globs of paths not to lint",
+}
+GPU_SM = {
+    "b200": 100, "b300": 103, "gb200": 100, "gb300": 103, "h100": 90, "h200": 90, "h20": 90, "h800": 90,
+    "a100": 80, "a800": 80, "l40s": 89, "l40": 89, "rtx5090": 120, "rtx pro 6000": 120,
+}
+
+
+@dataclass(frozen=True)
+class ConfigProblem:
+    path: Path
+    span: Span
+    message: str
+
+
+@dataclass(frozen=True)
+class Settings:
+    select: tuple[str, ...] = ("KL",)
+    ignore: tuple[str, ...] = ()
+    per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    severity: tuple[tuple[str, Severity], ...] = ()
+    sglang_version: str | None = None
+    target_gpu: str | None = None
+    flashinfer_pin: Path | None = None
+    flashinfer_target: str | None = None
+    exclude: tuple[str, ...] = ()
+    source: Path | None = None  # the config file these came from
+    base: Path | None = None  # directory globs are relative to
+    problems: tuple[ConfigProblem, ...] = field(default=(), compare=False)
+
+    def enabled(self, code: str, path: Path | None = None) -> bool:
+        if not any(code.startswith(s) for s in self.select):
+            return False
+        if any(code.startswith(s) for s in self.ignore):
+            return False
+        if path is not None and self.per_file_ignores:
+            rel = self._rel(path)
+            for glob, codes in self.per_file_ignores:
+                if _glob_match(rel, glob) and any(code.startswith(c) for c in codes):
+                    return False
+        return True
+
+    def severity_for(self, code: str, default: Severity) -> Severity:
+        for c, sev in self.severity:
+            if c == code:
+                return sev
+        return default
+
+    def excluded(self, path: Path) -> bool:
+        rel = self._rel(path)
+        return any(_glob_match(rel, g) for g in self.exclude)
+
+    @property
+    def target_sm(self) -> int | None:
+        if not self.target_gpu:
+            return None
+        g = self.target_gpu.lower().strip()
+        m = re.fullmatch(r"sm_?(\d+)", g)
+        if m:
+            return int(m.group(1))
+        return GPU_SM.get(g)
+
+    def _rel(self, path: Path) -> str:
+        base = self.base or Path.cwd()
+        try:
+            return path.resolve().relative_to(base.resolve()).as_posix()
+        except ValueError:
+            return path.as_posix()
+
+    def with_overrides(self, **kw: object) -> Settings:
+        return replace(self, **kw)  # type: ignore[arg-type]
+
+
+def _glob_match(rel: str, glob: str) -> bool:
+    if fnmatch.fnmatch(rel, glob):
+        return True
+    # a glob without a slash matches the file name anywhere (like .gitignore / ruff)
+    if "/" not in glob and fnmatch.fnmatch(rel.rsplit("/", 1)[-1], glob):
+        return True
+    return glob.endswith("/**") and rel.startswith(glob[:-3])
+
+
+def find_config_file(start: Path, workspace: Workspace, stop: Path | None = None) -> Path | None:
+    d = start if start.is_dir() else start.parent
+    for cur in (d, *d.parents):
+        for name in ("kimi-lsp.toml", ".kimi-lsp.toml"):
+            p = cur / name
+            if workspace.exists(p):
+                return p
+        pp = cur / "pyproject.toml"
+        if workspace.exists(pp):
+            text = workspace.text(pp) or ""
+            if "[tool.kimi-lsp" in text:
+                return pp
+        if stop is not None and cur == stop:
+            break
+    return None
+
+
+def load_settings(path: Path | None, workspace: Workspace, overrides: dict | None = None) -> Settings:
+    if path is None:
+        s = Settings(base=workspace.root)
+        return s.with_overrides(**overrides) if overrides else s
+    src = workspace.read(path)
+    if not isinstance(src, SourceText):
+        s = Settings(base=path.parent, source=path, problems=(ConfigProblem(path, Span(0, 0), f"cannot read configuration: {src.reason}"),))
+        return s
+    s = parse_settings(src)
+    return s.with_overrides(**overrides) if overrides else s
+
+
+def parse_settings(src: SourceText) -> Settings:
+    path = src.path
+    problems: list[ConfigProblem] = []
+    try:
+        data = tomllib.loads(src.text)
+    except tomllib.TOMLDecodeError as exc:
+        return Settings(base=path.parent, source=path, problems=(ConfigProblem(path, Span(0, 0), f"invalid TOML: {exc}"),))
+    if path.name == "pyproject.toml":
+        table = data.get("tool", {}).get("kimi-lsp", {})
+    else:
+        table = data.get("tool", {}).get("kimi-lsp", data)
+    if not isinstance(table, dict):
+        table = {}
+
+    def where(key: str) -> Span:
+        m = re.search(rf"^\s*\"?{re.escape(key)}\"?\s*=", src.text, re.M)
+        if m:
+            return Span(m.start() + len(m.group(0)) - len(m.group(0).lstrip()), m.end())
+        return Span(0, 0)
+
+    def bad(key: str, msg: str) -> None:
+        problems.append(ConfigProblem(path, where(key), f"invalid kimi-lsp setting `{key}`: {msg}"))
+
+    def codes(key: str) -> tuple[str, ...]:
+        v = table.get(key, [])
+        if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
+            bad(key, "expected a list of rule codes like [\"KL101\", \"KL2\"]")
+            return ()
+        wrong = [x for x in v if not _CODE_PREFIX.match(x)]
+        if wrong:
+            bad(key, f"not a rule code or prefix: {', '.join(wrong)}")
+        return tuple(x for x in v if _CODE_PREFIX.match(x))
+
+    kw: dict[str, object] = {}
+    for key in table:
+        if key not in KNOWN_KEYS:
+            problems.append(ConfigProblem(path, where(key), f"unknown kimi-lsp setting `{key}` (known: {', '.join(sorted(KNOWN_KEYS))})"))
+    if "select" in table:
+        kw["select"] = codes("select")
+    if "extend-select" in table:
+        kw["select"] = tuple(kw.get("select", ("KL",))) + codes("extend-select")  # type: ignore[operator]
+    if "ignore" in table:
+        kw["ignore"] = codes("ignore")
+    if "per-file-ignores" in table:
+        pfi = table["per-file-ignores"]
+        if not isinstance(pfi, dict):
+            bad("per-file-ignores", "expected a table of glob = [codes]")
+        else:
+            items = []
+            for g, cs in pfi.items():
+                if not isinstance(cs, list) or not all(isinstance(c, str) and _CODE_PREFIX.match(c) for c in cs):
+                    bad("per-file-ignores", f"`{g}` must map to a list of rule codes")
+                    continue
+                items.append((str(g), tuple(cs)))
+            kw["per_file_ignores"] = tuple(items)
+    if "severity" in table:
+        sev = table["severity"]
+        if not isinstance(sev, dict):
+            bad("severity", "expected a table of CODE = \"error\"|\"warning\"|\"info\"")
+        else:
+            items2 = []
+            for c, v in sev.items():
+                if not _CODE_PREFIX.match(str(c)) or v not in ("error", "warning", "info"):
+                    bad("severity", f"`{c} = {v!r}`: expected CODE = \"error\"|\"warning\"|\"info\"")
+                    continue
+                items2.append((str(c), Severity(v)))
+            kw["severity"] = tuple(items2)
+    for key, attr in (("sglang-version", "sglang_version"), ("target-gpu", "target_gpu"), ("flashinfer-target", "flashinfer_target")):
+        if key in table:
+            v = table[key]
+            if not isinstance(v, str) or not v.strip():
+                bad(key, "expected a non-empty string")
+            else:
+                kw[attr] = v.strip()
+    if "sglang_version" in kw:
+        from packaging.version import InvalidVersion, Version
+
+        try:
+            Version(str(kw["sglang_version"]))
+        except InvalidVersion:
+            bad("sglang-version", f"not a version: {kw['sglang_version']!r}")
+            kw.pop("sglang_version")
+    if "flashinfer-target" in table and "flashinfer_target" in kw:
+        from packaging.version import InvalidVersion, Version
+
+        try:
+            Version(str(kw["flashinfer_target"]))
+        except InvalidVersion:
+            bad("flashinfer-target", f"not a version: {kw['flashinfer_target']!r}")
+            kw.pop("flashinfer_target")
+    if "target-gpu" in table and "target_gpu" in kw:
+        probe = Settings(target_gpu=str(kw["target_gpu"]))
+        if probe.target_sm is None:
+            bad("target-gpu", f"unknown GPU {kw['target_gpu']!r} (use a name like b200/h200 or sm100/sm90)")
+            kw.pop("target_gpu")
+    if "flashinfer-pin" in table:
+        v = table["flashinfer-pin"]
+        if not isinstance(v, str):
+            bad("flashinfer-pin", "expected a path relative to the configuration file")
+        else:
+            kw["flashinfer_pin"] = (path.parent / v).resolve()
+    if "exclude" in table:
+        v = table["exclude"]
+        if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
+            bad("exclude", "expected a list of globs")
+        else:
+            kw["exclude"] = tuple(v)
+    return Settings(source=path, base=path.parent, problems=tuple(problems), **kw)  # type: ignore[arg-type]

@@ -1,0 +1,364 @@
+"""The one lint engine behind ``kimi-lsp --check`` and the language server.
+
+``Engine.lint_file(path)`` reads the file through the workspace (editor buffers first), finds its
+launches, merges each with its ``--config`` file and the schema of the sglang release the project
+pins, runs the rules, then applies settings and suppressions. Nothing here prints or exits.
+"""
+from __future__ import annotations
+
+import logging
+import traceback
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from kimi_lsp import suppression
+from kimi_lsp.config import Settings, find_config_file, load_settings
+from kimi_lsp.diagnostics import Applicability, Diagnostic, Edit, Fix, Location, Severity
+from kimi_lsp.knowledge.schema import Schema, load_schema
+from kimi_lsp.launch import ResolvedLaunch, resolve, resolve_config_path
+from kimi_lsp.rules import ALL_RULES, BY_CODE, LAUNCH_RULES
+from kimi_lsp.rules._base import LaunchContext, Rule, Violation
+from kimi_lsp.surfaces import read_surface
+from kimi_lsp.surfaces.model import ConfigFile, Entry, LaunchCommand, Surface, SurfaceResult
+from kimi_lsp.text import Span
+from kimi_lsp.workspace import ReadFailure, SourceText, Workspace, find_repo_root
+
+log = logging.getLogger("kimi_lsp.engine")
+
+
+@dataclass
+class FileResult:
+    path: Path
+    diagnostics: list[Diagnostic]
+    launches: int = 0
+    is_launch_file: bool = False
+    # files this result depends on besides the file itself (pin files, --config YAML, config.json)
+    depends_on: set[Path] = field(default_factory=set)
+
+
+class Engine:
+    def __init__(
+        self,
+        workspace: Workspace,
+        *,
+        settings: Settings | None = None,
+        overrides: dict[str, object] | None = None,
+        rules: Iterable[Rule] | None = None,
+    ) -> None:
+        self.workspace = workspace
+        self._fixed_settings = settings
+        self._overrides = overrides or {}
+        self._rules = tuple(rules) if rules is not None else LAUNCH_RULES
+        self._settings_cache: dict[Path, Settings] = {}
+        self._config_cache: dict[Path, tuple[ConfigFile | None, SurfaceResult | None]] = {}
+        self._surface_cache: dict[Path, tuple[SourceText, SurfaceResult]] = {}
+        # config files referenced by a launch elsewhere: linted through their referrers only
+        self.referenced_configs: set[Path] = set()
+        self.errors: list[str] = []  # internal errors (a rule raised): reported, never fatal
+
+    # -- settings ------------------------------------------------------------------------
+    def settings_for(self, path: Path) -> Settings:
+        if self._fixed_settings is not None:
+            return self._fixed_settings
+        d = path.parent
+        hit = self._settings_cache.get(d)
+        if hit is None:
+            root = find_repo_root(d, None)
+            cfg = find_config_file(d, self.workspace, stop=root)
+            hit = load_settings(cfg, self.workspace, self._overrides or None)
+            self._settings_cache[d] = hit
+        return hit
+
+    def invalidate(self, path: Path | None = None) -> None:
+        self.workspace.invalidate(path)
+        self._settings_cache.clear()
+        self._config_cache.clear()
+        if path is None:
+            self.workspace.__dict__.pop("_pin_cache", None)
+        else:
+            cache = self.workspace.__dict__.get("_pin_cache")
+            if isinstance(cache, dict):
+                cache.clear()
+
+    # -- schema --------------------------------------------------------------------------
+    def schema_for(self, settings: Settings, sglang_version: str | None) -> Schema:
+        return load_schema(settings.sglang_version or sglang_version)
+
+    def _is_sglang_key(self, schema: Schema):
+        def pred(key: str) -> bool:
+            if schema.config_key(key) is not None:
+                return True
+            m = schema.match("--" + key)
+            return m is not None and not isinstance(m, tuple)
+
+        return pred
+
+    # -- linting -------------------------------------------------------------------------
+    def read_launches(self, path: Path) -> tuple[SourceText | ReadFailure, SurfaceResult | None]:
+        src = self.workspace.read(path)
+        if not isinstance(src, SourceText):
+            return src, None
+        hit = self._surface_cache.get(path)
+        if hit is not None and hit[0] is src:
+            return src, hit[1]
+        schema = load_schema(None)
+        res = read_surface(src, is_sglang_key=self._is_sglang_key(schema))
+        self._surface_cache[path] = (src, res)
+        return src, res
+
+    def lint_file(self, path: Path) -> FileResult:
+        path = Path(path).resolve()
+        settings = self.settings_for(path)
+        result = FileResult(path, [])
+        if settings.source is not None:
+            result.depends_on.add(settings.source)
+        diags: list[Diagnostic] = []
+        for prob in settings.problems:
+            if prob.path == path:
+                diags.append(self._engine_diag("KL002", Location(prob.path, prob.span), prob.message))
+        src, surface = self.read_launches(path)
+        if isinstance(src, ReadFailure):
+            if looks_like_launch_candidate(path):
+                diags.append(self._read_failure_diag(src))
+                result.is_launch_file = True
+            result.diagnostics = self._finish(path, None, diags, settings)
+            return result
+        assert surface is not None
+        result.is_launch_file = surface.is_launch_file
+        if surface.is_launch_file:
+            for p in surface.problems:
+                diags.append(self._engine_diag("KL001", Location(path, p.span), p.message))
+        standalone_config = path in self.referenced_configs
+        for cmd in surface.launches:
+            if cmd.entry is Entry.CONFIG_FILE and standalone_config:
+                continue  # checked through the launches that pass it with --config
+            result.launches += 1
+            diags.extend(self._lint_launch(cmd, src, settings, result))
+        result.diagnostics = self._finish(path, src, diags, settings)
+        return result
+
+    def _lint_launch(self, cmd: LaunchCommand, src: SourceText, settings: Settings, result: FileResult) -> list[Diagnostic]:
+        from kimi_lsp.pins import discovery
+
+        ws = self.workspace
+        repo_root = find_repo_root(cmd.path.parent, None)
+        own_kind = {Surface.DOCKERFILE: "dockerfile", Surface.SHELL: "shell"}.get(cmd.surface) if cmd.own_pins or cmd.surface in (Surface.DOCKERFILE, Surface.SHELL) else None
+
+        governing_box: list = []
+
+        def governing():
+            if not governing_box:
+                governing_box.append(discovery.discover(cmd.path, ws, repo_root, own_kind=own_kind))
+            return governing_box[0]
+
+        sglang_version = None if settings.sglang_version else _pinned_sglang(governing())
+        schema = self.schema_for(settings, sglang_version)
+        out: list[Diagnostic] = []
+        config: ConfigFile | None = None
+        if cmd.entry in (Entry.LAUNCH_SERVER, Entry.SERVE):
+            config, cfg_diags = self._load_config(cmd, schema, result)
+            out.extend(cfg_diags)
+        launch = resolve(cmd, schema, config)
+        ctx = LaunchContext(launch, ws, settings, src, _governing_fn=governing)
+        for r in self._rules:
+            if not settings.enabled(r.code):
+                continue
+            try:
+                for v in r.check(ctx):
+                    out.append(self._to_diag(r, v))
+            except Exception:  # a bug in one rule must not take down the others (or the server)
+                msg = f"internal error in rule {r.code} on {cmd.path}: {traceback.format_exc(limit=8)}"
+                log.error(msg)
+                self.errors.append(msg)
+        if governing_box:
+            gov = governing_box[0]
+            for s in gov.own:
+                result.depends_on.add(s.path)
+            for proj in gov.projects:
+                for s in (*proj.locks, *proj.manifests):
+                    result.depends_on.add(s.path)
+        return out
+
+    def _load_config(self, cmd: LaunchCommand, schema: Schema, result: FileResult) -> tuple[ConfigFile | None, list[Diagnostic]]:
+        from kimi_lsp.launch import config_path_token
+
+        tok, toks = config_path_token(cmd)
+        if tok is None:
+            return None, []
+        path = resolve_config_path(tok.value, cmd, self.workspace.root)
+        if path is None or path.suffix.lower() not in (".yaml", ".yml"):
+            return None, []  # reported by the config rules (missing file, non-YAML)
+        path = path.resolve()
+        result.depends_on.add(path)
+        self.referenced_configs.add(path)
+        hit = self._config_cache.get(path)
+        if hit is None:
+            src = self.workspace.read(path)
+            if not isinstance(src, SourceText):
+                hit = (None, None)
+                diag = self._read_failure_diag(src)
+                return None, [diag]
+            sr = read_surface(src, is_sglang_key=self._is_sglang_key(schema), force=Surface.CONFIG_YAML)
+            cfg = next((c.config for c in sr.launches if c.config is not None), None)
+            hit = (cfg, sr)
+            self._config_cache[path] = hit
+        cfg, sr = hit
+        diags: list[Diagnostic] = []
+        if sr is not None:
+            for p in sr.problems:
+                diags.append(self._engine_diag("KL001", Location(path, p.span), p.message))
+        return cfg, diags
+
+    # -- diagnostics ---------------------------------------------------------------------
+    def _to_diag(self, r: Rule, v: Violation) -> Diagnostic:
+        return Diagnostic(
+            code=r.code,
+            message=v.message,
+            location=v.location,
+            severity=v.severity or r.default_severity,
+            fixes=v.fixes,
+            related=v.related,
+            data=dict(v.data or {}),
+        )
+
+    def _engine_diag(self, code: str, loc: Location, message: str) -> Diagnostic:
+        r = BY_CODE[code]
+        return Diagnostic(code, message, loc, r.default_severity)
+
+    def _read_failure_diag(self, f: ReadFailure) -> Diagnostic:
+        # the text is unreadable, so the position is the file's start; the reason names the byte
+        return self._engine_diag("KL001", Location(f.path, Span(0, 0)), f"cannot read launch file: {f.reason}")
+
+    def _finish(self, path: Path, src: SourceText | None, diags: list[Diagnostic], default: Settings) -> list[Diagnostic]:
+        """Settings (select/ignore/severity) and suppressions, per file a diagnostic sits in."""
+        by_file: dict[Path, list[Diagnostic]] = {}
+        seen: set[tuple] = set()
+        for d in diags:
+            key = (d.location.path, d.location.span, d.code, d.message)
+            if key in seen:
+                continue
+            seen.add(key)
+            by_file.setdefault(d.location.path, []).append(d)
+        out: list[Diagnostic] = []
+        for fpath, ds in by_file.items():
+            settings = self.settings_for(fpath) if fpath != path else default
+            ds = [d for d in ds if settings.enabled(d.code, fpath)]
+            ds = [_with_severity(d, settings.severity_for(d.code, d.severity)) for d in ds]
+            fsrc = src if fpath == path else self.workspace.read(fpath)
+            if isinstance(fsrc, SourceText):
+                directives = suppression.parse(fsrc.text, fsrc.lines)
+                applied = suppression.apply(ds, directives, fsrc.lines)
+                ds = applied.kept
+                if fpath == path:
+                    ds.extend(self._unused(fsrc, directives, applied.used, settings))
+            out.extend(ds)
+        if path not in by_file and isinstance(src, SourceText):
+            directives = suppression.parse(src.text, src.lines)
+            out.extend(self._unused(src, directives, set(), default))
+        out.sort(key=Diagnostic.sort_key)
+        return out
+
+    def _unused(self, src: SourceText, directives, used: set[int], settings: Settings) -> list[Diagnostic]:
+        out = []
+        if not settings.enabled("KL901", src.path):
+            return out
+        for i, dv in enumerate(directives):
+            if i in used:
+                continue
+            what = f"[{', '.join(dv.codes)}]" if dv.codes else ""
+            msg = f"unused suppression `kimi-lsp: {'ignore-file' if dv.kind == 'file' else 'ignore'}{what}`: nothing to suppress"
+            if dv.invalid:
+                msg = f"suppression names unknown codes: {', '.join(dv.invalid)}"
+            # remove the comment, and the whitespace before it when it trails code
+            line = src.lines.line_of(dv.span.start)
+            ls = src.lines.line_start(line)
+            before = src.text[ls : dv.span.start]
+            if before.strip():
+                start = ls + len(before.rstrip())
+                edit = Edit(src.path, Span(start, dv.span.end), "")
+            else:
+                nxt = src.lines.line_start(line + 1) if line + 1 < src.lines.line_count else dv.span.end
+                edit = Edit(src.path, Span(ls, nxt), "")
+            fix = Fix("Remove the unused suppression", (edit,), Applicability.SAFE)
+            d = self._engine_diag("KL901", Location(src.path, dv.span), msg)
+            out.append(Diagnostic(d.code, d.message, d.location, settings.severity_for("KL901", d.severity), (fix,)))
+        return out
+
+
+def _with_severity(d: Diagnostic, sev: Severity) -> Diagnostic:
+    if sev == d.severity:
+        return d
+    return Diagnostic(d.code, d.message, d.location, sev, d.fixes, d.related, d.data)
+
+
+def _pinned_sglang(gov) -> str | None:
+    for src in gov.own:
+        for p in src.pins_for("sglang"):
+            if p.version:
+                return p.version
+    for proj in gov.projects:
+        for src in (*proj.locks, *proj.manifests):
+            for p in src.pins_for("sglang"):
+                if p.version:
+                    return p.version
+    return None
+
+
+LAUNCH_SUFFIXES = {".yaml", ".yml", ".toml", ".sh", ".bash", ".zsh", ".ksh", ".sbatch", ".slurm", ".pbs"}
+
+
+def looks_like_launch_candidate(path: Path) -> bool:
+    name = path.name
+    if path.suffix.lower() in LAUNCH_SUFFIXES:
+        return True
+    low = name.lower()
+    return low.startswith(("dockerfile", "containerfile")) or low.endswith(".dockerfile")
+
+
+# -- for `kimi-lsp verify` ---------------------------------------------------------------
+
+
+def launch_settings(path: Path, workspace: Workspace | None = None) -> list[dict[str, object]]:
+    """Per launch in ``path``: sglang dests -> values after ``--config`` merging (CLI wins)."""
+    ws = workspace or Workspace()
+    eng = Engine(ws)
+    path = Path(path).resolve()
+    src, surface = eng.read_launches(path)
+    if surface is None:
+        return []
+    out: list[dict[str, object]] = []
+    for cmd in surface.launches:
+        settings = eng.settings_for(path)
+        schema = eng.schema_for(settings, None)
+        dummy = FileResult(path, [])
+        config, _ = eng._load_config(cmd, schema, dummy) if cmd.entry in (Entry.LAUNCH_SERVER, Entry.SERVE) else (None, [])
+        launch: ResolvedLaunch = resolve(cmd, schema, config)
+        values: dict[str, object] = {}
+        for use in launch.uses:
+            f = use.flag
+            if not f.takes_value:
+                values[f.dest] = True
+            elif f.nargs in ("+", "*") or isinstance(f.nargs, int):
+                values[f.dest] = [t.value for t in use.values]
+            else:
+                values[f.dest] = _coerce(f.type, use.value)
+        values["_env"] = {k: (v.value.value if v.value else None) for k, v in launch.env.items()}
+        out.append(values)
+    return out
+
+
+def _coerce(kind: str | None, value: str | None) -> object:
+    if value is None:
+        return None
+    try:
+        if kind == "int":
+            return int(value)
+        if kind == "float":
+            return float(value)
+    except ValueError:
+        return value
+    return value
+
+
+__all__ = ["Engine", "FileResult", "launch_settings", "looks_like_launch_candidate", "ALL_RULES"]

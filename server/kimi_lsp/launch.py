@@ -1,0 +1,431 @@
+"""Interpret a located launch the way sglang does: ``--config`` merging, then argparse.
+
+sglang builds ``config_args + before_config + after_config`` (server_args_config_parser.py) and
+hands it to an ``argparse.ArgumentParser`` with ``allow_abbrev=True``; the last occurrence of a
+flag wins, so CLI > config > defaults. We replay both steps on located tokens so every value
+that decides a diagnostic keeps the span where the user wrote it.
+
+No file I/O here: the engine loads the ``--config`` file and passes the parsed ``ConfigFile``.
+"""
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from kimi_lsp.knowledge.schema import Flag, Schema
+from kimi_lsp.surfaces.model import ConfigEntry, ConfigFile, Entry, EnvVar, LaunchCommand, Token
+from kimi_lsp.text import Span
+
+# argparse's own test (argparse._negative_number_matcher)
+_NEGATIVE_NUMBER = re.compile(r"^-\d+$|^-\d*\.\d+$")
+
+
+@dataclass(frozen=True, slots=True)
+class ArgUse:
+    """One occurrence of a known flag in the merged argv."""
+
+    flag: Flag
+    option: Token  # the option token as written (config: the YAML key)
+    values: tuple[Token, ...]  # the value tokens argparse consumed (config: the YAML value/items)
+    origin: str  # "cli" | "config"
+    entry: ConfigEntry | None = None  # the YAML entry, for config-origin uses
+    inline: bool = False  # written --flag=value
+
+    @property
+    def value(self) -> str | None:
+        """The single value (for nargs None flags) or None."""
+        return self.values[0].value if self.values else None
+
+    @property
+    def decisive_span(self) -> Span:
+        """Where a diagnostic about this flag sits: the option (YAML key) through its value."""
+        if self.values:
+            return self.option.span.cover(self.values[-1].span)
+        return self.option.span
+
+
+@dataclass(frozen=True, slots=True)
+class ArgProblem:
+    """An argparse-level error sglang would raise while parsing the merged argv."""
+
+    kind: str  # unknown | ambiguous | missing-value | explicit-value | extra-value | config-* (see below)
+    token: Token
+    origin: str  # "cli" | "config"
+    message: str  # argparse's / sglang's own wording
+    candidates: tuple[str, ...] = ()
+    flag: Flag | None = None
+    entry: ConfigEntry | None = None
+
+
+@dataclass(frozen=True)
+class ResolvedLaunch:
+    command: LaunchCommand
+    schema: Schema
+    uses: tuple[ArgUse, ...]
+    problems: tuple[ArgProblem, ...]
+    config: ConfigFile | None = None
+    config_token: Token | None = None  # the path token after --config on the command line
+    env: dict[str, EnvVar] = field(default_factory=dict)
+    model_path: Token | None = None  # serve's positional model, when written that way
+
+    def last(self, dest: str) -> ArgUse | None:
+        """The occurrence argparse keeps (the last one)."""
+        for use in reversed(self.uses):
+            if use.flag.dest == dest:
+                return use
+        return None
+
+    def value(self, dest: str) -> str | None:
+        use = self.last(dest)
+        if use is None:
+            return None
+        if not use.flag.takes_value:
+            return "true"
+        return use.value
+
+    def is_set(self, dest: str) -> bool:
+        use = self.last(dest)
+        return use is not None
+
+    def env_value(self, name: str) -> str | None:
+        var = self.env.get(name)
+        if var is None or var.value is None:
+            return None
+        return var.value.value
+
+
+# -- config merging ------------------------------------------------------------------------
+
+
+def config_tokens(config: ConfigFile, schema: Schema) -> tuple[list[tuple[Token, ConfigEntry | None]], list[ArgProblem]]:
+    """sglang's ``_convert_config_to_args``: YAML entries -> argv words, each mapped to its source.
+
+    Returns (words, problems). A word is (token, entry) where the token's span is the YAML key
+    for the emitted ``--{key}`` and the value node (or list item) for values.
+    """
+    words: list[tuple[Token, ConfigEntry | None]] = []
+    problems: list[ArgProblem] = []
+    for entry in config.entries:
+        key = entry.key.value
+        key_tok = Token(f"--{key}", entry.key.span)
+        flag = schema.config_key(key)
+        if flag is not None and flag.config_refused:
+            problems.append(
+                ArgProblem(
+                    "config-refused",
+                    key_tok,
+                    "config",
+                    f"Unsupported config option '{key.replace('-', '_')}' with action '{flag.config_refused}'",
+                    flag=flag,
+                    entry=entry,
+                )
+            )
+            # sglang raises here: nothing after this key is parsed
+            break
+        value = entry.value
+        store_true = flag is not None and flag.action == "store_true"
+        if isinstance(value, bool):
+            if store_true:
+                if value:
+                    words.append((key_tok, entry))
+            else:
+                words.append((key_tok, entry))
+                words.append((Token(str(value).lower(), entry.value_span), entry))
+        elif isinstance(value, list):
+            if value:
+                words.append((key_tok, entry))
+                spans = entry.item_spans if len(entry.item_spans) == len(value) else (entry.value_span,) * len(value)
+                for item, span in zip(value, spans):
+                    words.append((Token(_config_str(item), span, exact=False), entry))
+        elif isinstance(value, dict):
+            words.append((key_tok, entry))
+            words.append((Token(json.dumps(value), entry.value_span, exact=False), entry))
+        else:
+            words.append((key_tok, entry))
+            words.append((Token(_config_str(value), entry.value_span), entry))
+    return words, problems
+
+
+def _config_str(value: object) -> str:
+    # str(), as sglang does: None -> "None", 2.0 -> "2.0", nested lists -> Python repr
+    return str(value)
+
+
+# -- argparse replay -----------------------------------------------------------------------
+
+
+def _classify(schema: Schema, word: str, has_negative_optionals: bool) -> str:
+    """argparse's per-word 'O' (option) / 'A' (argument) pattern letter."""
+    if not word or word[0] != "-" or word == "-":
+        return "A"
+    if schema.exact(word) is not None:
+        return "O"
+    if len(word) == 1:
+        return "A"
+    if "=" in word and schema.exact(word.split("=", 1)[0]) is not None:
+        return "O"
+    m = schema.match(word)
+    if m is not None:
+        return "O"
+    if _NEGATIVE_NUMBER.match(word) and not has_negative_optionals:
+        return "A"
+    if " " in word:
+        return "A"
+    return "O"
+
+
+def _nargs_range(flag: Flag) -> tuple[int, int | None]:
+    if not flag.takes_value:
+        return 0, 0
+    n = flag.nargs
+    if n is None:
+        return 1, 1
+    if n == "?":
+        return 0, 1
+    if n == "*":
+        return 0, None
+    if n == "+":
+        return 1, None
+    if isinstance(n, int):
+        return n, n
+    return 1, 1
+
+
+def parse_words(
+    schema: Schema, words: Sequence[tuple[Token, str, ConfigEntry | None]]
+) -> tuple[list[ArgUse], list[ArgProblem]]:
+    """Replay argparse over (token, origin, entry) words. Stops at the first fatal error like argparse,
+    except that unknown options are collected (argparse reports them together at the end)."""
+    uses: list[ArgUse] = []
+    problems: list[ArgProblem] = []
+    values = [w[0].value for w in words]
+    # '--' makes every later word an argument
+    pattern: list[str] = []
+    seen_dd = False
+    for v in values:
+        if seen_dd:
+            pattern.append("A")
+        elif v == "--":
+            pattern.append("-")
+            seen_dd = True
+        else:
+            pattern.append(_classify(schema, v, False))
+    i = 0
+    n = len(words)
+    extras: list[int] = []
+    while i < n:
+        tok, origin, entry = words[i]
+        if pattern[i] == "-":
+            i += 1
+            continue
+        if pattern[i] == "A":
+            extras.append(i)
+            i += 1
+            continue
+        word = tok.value
+        explicit: str | None = None
+        option = word
+        flag = schema.exact(word)
+        if flag is None and "=" in word:
+            head, explicit = word.split("=", 1)
+            flag = schema.exact(head)
+            option = head
+        if flag is None:
+            m = schema.match(word)
+            if isinstance(m, tuple):
+                problems.append(
+                    ArgProblem(
+                        "ambiguous",
+                        tok,
+                        origin,
+                        f"ambiguous option: {word.split('=', 1)[0] if '=' in word else word} could match {', '.join(m)}",
+                        candidates=m,
+                        entry=entry,
+                    )
+                )
+                return uses, problems  # argparse exits here
+            if m is None:
+                problems.append(
+                    ArgProblem("unknown", tok, origin, f"unrecognized arguments: {word}", entry=entry)
+                )
+                i += 1
+                continue
+            flag = m
+            if "=" in word:
+                option, explicit = word.split("=", 1)
+        lo, hi = _nargs_range(flag)
+        opt_tok = tok
+        if explicit is not None:
+            if hi == 0:
+                problems.append(
+                    ArgProblem(
+                        "explicit-value",
+                        tok,
+                        origin,
+                        f"argument {_display(flag)}: ignored explicit argument {explicit!r}",
+                        flag=flag,
+                        entry=entry,
+                    )
+                )
+                return uses, problems
+            eq = len(option) + 1
+            val_tok = Token(explicit, _sub_span(tok, eq), exact=tok.exact)
+            opt_tok = Token(option, _sub_span(tok, 0, len(option)), exact=tok.exact)
+            uses.append(ArgUse(flag, opt_tok, (val_tok,), origin, entry, inline=True))
+            i += 1
+            continue
+        # consume following 'A' words
+        j = i + 1
+        avail = 0
+        while j + avail < n and pattern[j + avail] == "A":
+            avail += 1
+        take = avail if hi is None else min(avail, hi)
+        if take < lo:
+            problems.append(
+                ArgProblem(
+                    "missing-value",
+                    tok,
+                    origin,
+                    f"argument {_display(flag)}: {_expected(flag)}",
+                    flag=flag,
+                    entry=entry,
+                )
+            )
+            return uses, problems
+        vals = tuple(words[k][0] for k in range(j, j + take))
+        uses.append(ArgUse(flag, opt_tok, vals, origin, entry))
+        i = j + take
+    for k in extras:
+        tok, origin, entry = words[k]
+        problems.append(ArgProblem("extra-value", tok, origin, f"unrecognized arguments: {tok.value}", entry=entry))
+    return uses, problems
+
+
+def _display(flag: Flag) -> str:
+    return "/".join(flag.options)
+
+
+def _expected(flag: Flag) -> str:
+    n = flag.nargs
+    if n is None:
+        return "expected one argument"
+    if n == "+":
+        return "expected at least one argument"
+    if isinstance(n, int):
+        return f"expected {n} argument{'s' if n != 1 else ''}"
+    return "expected one argument"
+
+
+def _sub_span(tok: Token, start: int, length: int | None = None) -> Span:
+    """Span of a slice of the token's value, when the token maps 1:1 onto its text."""
+    raw_len = tok.span.end - tok.span.start
+    if not tok.exact or raw_len != len(tok.value):
+        # quoted or escaped: point at the whole token
+        return tok.span
+    s = tok.span.start + start
+    e = tok.span.end if length is None else s + length
+    return Span(s, e)
+
+
+# -- the whole launch ----------------------------------------------------------------------
+
+
+def config_path_token(command: LaunchCommand) -> tuple[Token | None, list[Token]]:
+    """The word after the exact token ``--config`` (sglang tests ``"--config" in argv``) and all
+    ``--config`` tokens (several is an error)."""
+    argv = command.argv
+    hits = [i for i, t in enumerate(argv) if t.value == "--config"]
+    toks = [argv[i] for i in hits]
+    if not hits:
+        return None, toks
+    i = hits[0]
+    return (argv[i + 1] if i + 1 < len(argv) else None), toks
+
+
+def cli_words(command: LaunchCommand) -> tuple[list[Token], Token | None, list[ArgProblem]]:
+    """The command-line words argparse sees, after sglang's own pre-processing.
+
+    ``sglang serve``: ``--model-type X`` is stripped and a bare first word becomes the model path.
+    ``--config FILE`` is removed (its entries are merged separately) for entries that honour it.
+    """
+    problems: list[ArgProblem] = []
+    argv = list(command.argv)
+    model: Token | None = None
+    if command.entry is Entry.SERVE:
+        filtered: list[Token] = []
+        i = 0
+        while i < len(argv):
+            t = argv[i]
+            if t.value == "--model-type":
+                i += 2
+                continue
+            if t.value.startswith("--model-type="):
+                i += 1
+                continue
+            filtered.append(t)
+            i += 1
+        argv = filtered
+        if argv and not argv[0].value.startswith("-"):
+            model = argv[0]
+            argv = argv[1:]
+    if command.entry in (Entry.LAUNCH_SERVER, Entry.SERVE):
+        idx = [i for i, t in enumerate(argv) if t.value == "--config"]
+        if idx:
+            i = idx[0]
+            argv = argv[:i] + argv[i + 2 :]
+    return argv, model, problems
+
+
+def resolve(command: LaunchCommand, schema: Schema, config: ConfigFile | None) -> ResolvedLaunch:
+    """Merge ``config`` (the file's own entries for a config file, else the loaded ``--config``)
+    with the command line and replay argparse."""
+    env = {v.name.value: v for v in command.env}
+    problems: list[ArgProblem] = []
+    words: list[tuple[Token, str, ConfigEntry | None]] = []
+    cfg = command.config if command.entry is Entry.CONFIG_FILE else config
+    if cfg is not None:
+        cwords, cproblems = config_tokens(cfg, schema)
+        problems.extend(cproblems)
+        words.extend((t, "config", e) for t, e in cwords)
+        for var in cfg.env:
+            env[var.name.value] = var
+    cli, model, cli_problems = cli_words(command)
+    problems.extend(cli_problems)
+    if model is not None:
+        mp = schema.exact("--model-path")
+        if mp is not None:
+            words.append((Token("--model-path", model.span, exact=False), "cli", None))
+    words.extend((t, "cli", None) for t in cli)
+    if model is not None:
+        # place the model value right after the synthesized --model-path
+        pos = next((k for k, w in enumerate(words) if w[0].span == model.span and w[0].value == "--model-path"), None)
+        if pos is not None:
+            words.insert(pos + 1, (model, "cli", None))
+    uses, parse_problems = parse_words(schema, words)
+    problems.extend(parse_problems)
+    config_tok, _ = config_path_token(command)
+    return ResolvedLaunch(
+        command=command,
+        schema=schema,
+        uses=tuple(uses),
+        problems=tuple(problems),
+        config=cfg,
+        config_token=config_tok if command.entry is not Entry.CONFIG_FILE else None,
+        env=env,
+        model_path=model,
+    )
+
+
+def resolve_config_path(token_value: str, command: LaunchCommand, cwd: Path) -> Path | None:
+    """Find the ``--config`` file: relative to the launch file's directory, then the working dir."""
+    p = Path(token_value)
+    if p.is_absolute():
+        return p
+    for base in (command.base_dir, cwd):
+        cand = base / p
+        if cand.exists():
+            return cand
+    return None

@@ -1,0 +1,585 @@
+"""Shared helpers for the manifest readers: located PEP 508 strings, names, offset maps.
+
+Every reader ends up with a requirement string somewhere in a file (a requirements line, a TOML
+string, a YAML scalar, a shell word). ``scan_requirement`` splits such a string into name,
+extras, specifier and marker *with positions*, because a bump must replace exactly the written
+specifier text: ``str(SpecifierSet(...))`` reorders clauses and cannot be searched for.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.utils import (
+    InvalidSdistFilename,
+    InvalidWheelFilename,
+    canonicalize_name,
+    parse_sdist_filename,
+    parse_wheel_filename,
+)
+from packaging.version import InvalidVersion, Version
+
+from kimi_lsp.pins.model import Pin, PinProblem, PinSource
+from kimi_lsp.text import Located, Span
+
+# The flashinfer trio: their versions must agree at runtime (flashinfer checks cubin/jit-cache).
+FLASHINFER = "flashinfer-python"
+COMPANIONS = ("flashinfer-cubin", "flashinfer-jit-cache")
+
+_NAME_RE = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?")
+_WS_RE = re.compile(r"\s+")
+# One PEP 440 clause; versions are anything up to a separator so that `0.6.x` still locates.
+CLAUSE_RE = re.compile(r"\s*(===|==|!=|~=|<=|>=|<|>)\s*([^,\s;()]+)\s*")
+
+
+def canonical(name: str) -> str:
+    return str(canonicalize_name(name))
+
+
+def normalize_spec(spec_text: str) -> str:
+    """Whitespace removed, clause order kept (never ``str(SpecifierSet)``, which sorts)."""
+    return _WS_RE.sub("", spec_text)
+
+
+def sole_version(specifier: str) -> str | None:
+    """The version of a sole ``==``/``===`` clause that is not a wildcard."""
+    if not specifier or "," in specifier or "|" in specifier:
+        return None
+    for op in ("===", "=="):
+        if specifier.startswith(op):
+            ver = specifier[len(op) :]
+            if ver and not ver.endswith(".*") and "$" not in ver:
+                return ver
+            return None
+    return None
+
+
+def parse_version(text: str) -> Version | None:
+    try:
+        return Version(text)
+    except (InvalidVersion, TypeError):
+        return None
+
+
+def valid_specifier(spec: str) -> bool:
+    try:
+        SpecifierSet(spec)
+    except InvalidSpecifier:
+        return False
+    return True
+
+
+def version_from_filename(url_or_path: str) -> tuple[str, str] | None:
+    """(canonical name, version) from a wheel or sdist file name at the end of a URL/path."""
+    base = url_or_path.split("#", 1)[0].split("?", 1)[0].rstrip("/")
+    base = base.rsplit("/", 1)[-1].rsplit("\\", 1)[-1]
+    try:
+        if base.endswith(".whl"):
+            name, ver, _build, _tags = parse_wheel_filename(base)
+            return str(name), str(ver)
+        if base.endswith((".tar.gz", ".zip")):
+            name, ver = parse_sdist_filename(base)
+            return str(name), str(ver)
+    except (InvalidWheelFilename, InvalidSdistFilename, InvalidVersion):
+        return None
+    return None
+
+
+def egg_name(url: str) -> str | None:
+    """``#egg=name`` fragment of a VCS/archive URL (pip's legacy way to name it)."""
+    m = re.search(r"[#&]egg=([A-Za-z0-9][A-Za-z0-9._-]*)", url)
+    return m.group(1) if m else None
+
+
+# -- offset maps ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Piece:
+    start: int  # offset in the logical string
+    file_start: int  # offset in the file
+    length: int
+
+
+class OffsetMap:
+    """Maps offsets of an assembled string (joined continuation lines, unquoted shell words,
+    expanded variables) back to the file. Characters outside every piece are synthetic."""
+
+    __slots__ = ("pieces",)
+
+    def __init__(self, pieces: list[Piece] | None = None) -> None:
+        self.pieces: list[Piece] = pieces or []
+
+    @classmethod
+    def identity(cls, file_start: int, length: int) -> OffsetMap:
+        return cls([Piece(0, file_start, length)])
+
+    def add(self, start: int, file_start: int, length: int) -> None:
+        if length <= 0:
+            return
+        if self.pieces:
+            last = self.pieces[-1]
+            # merge adjacent pieces so contiguous text stays one piece
+            if last.start + last.length == start and last.file_start + last.length == file_start:
+                self.pieces[-1] = Piece(last.start, last.file_start, last.length + length)
+                return
+        self.pieces.append(Piece(start, file_start, length))
+
+    def extend(self, other: OffsetMap, at: int) -> None:
+        for p in other.pieces:
+            self.add(at + p.start, p.file_start, p.length)
+
+    def span(self, a: int, b: int) -> Span | None:
+        """File span of ``[a, b)`` when that text sits contiguously in the file, else None.
+        An empty range maps to an empty span where its neighbour character sits."""
+        for p in self.pieces:
+            if p.start <= a and b <= p.start + p.length and (a < b or p.start <= a <= p.start + p.length):
+                return Span(p.file_start + a - p.start, p.file_start + b - p.start)
+        if a == b:
+            for p in self.pieces:
+                if a == p.start + p.length:
+                    off = p.file_start + p.length
+                    return Span(off, off)
+        return None
+
+    def overlapping(self, a: int, b: int) -> list[Piece]:
+        return [p for p in self.pieces if p.start < b and a < p.start + p.length]
+
+    def cover(self, a: int, b: int) -> Span | None:
+        """Smallest file span covering whatever of ``[a, b)`` maps to the file."""
+        spans = []
+        for p in self.overlapping(a, b):
+            lo = max(a, p.start)
+            hi = min(b, p.start + p.length)
+            spans.append(Span(p.file_start + lo - p.start, p.file_start + hi - p.start))
+        if not spans:
+            return None
+        out = spans[0]
+        for s in spans[1:]:
+            out = out.cover(s)
+        return out
+
+
+# -- located requirement strings --------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ReqParts:
+    """A PEP 508 string split at its parts; offsets are relative to the scanned string."""
+
+    name: str
+    name_range: tuple[int, int]
+    extras: tuple[str, ...]
+    spec_text: str  # exact written clauses, stripped ("" when none)
+    spec_range: tuple[int, int]  # empty range at the insertion point when there is no specifier
+    marker: str | None
+    url: str | None
+    range: tuple[int, int]  # the whole requirement, stripped
+    error: str | None  # packaging's complaint, when the string is not a valid requirement
+
+
+def scan_requirement(s: str) -> ReqParts | None:
+    """Split ``s`` (one requirement, nothing else) into located parts; None if no name."""
+    i = len(s) - len(s.lstrip())
+    m = _NAME_RE.match(s, i)
+    if not m:
+        return None
+    name_range = (m.start(), m.end())
+    pos = m.end()
+    end_of_name = pos
+    extras: tuple[str, ...] = ()
+    j = _skip_ws(s, pos)
+    if j < len(s) and s[j] == "[":
+        close = s.find("]", j)
+        if close < 0:
+            return _with_error(s, name_range, "unterminated extras '['")
+        extras = tuple(e.strip() for e in s[j + 1 : close].split(",") if e.strip())
+        pos = end_of_name = close + 1
+        j = _skip_ws(s, pos)
+    url: str | None = None
+    marker: str | None = None
+    spec_range = (end_of_name, end_of_name)
+    end = len(s.rstrip())
+    if j < len(s) and s[j] == "@":
+        k = _skip_ws(s, j + 1)
+        u = k
+        while u < len(s) and not s[u].isspace():
+            u += 1
+        url = s[k:u]
+        rest = s[u:]
+        semi = rest.find(";")
+        if semi >= 0:
+            marker = rest[semi + 1 :].strip() or None
+    else:
+        if j < len(s) and s[j] == "(":
+            close = s.find(")", j)
+            if close < 0:
+                return _with_error(s, name_range, "unterminated '('")
+            inner_a, inner_b = _strip_range(s, j + 1, close)
+            spec_range = (inner_a, inner_b)
+            after = close + 1
+        else:
+            semi = s.find(";", j)
+            stop = semi if semi >= 0 else len(s)
+            a, b = _strip_range(s, j, stop)
+            if a < b:
+                spec_range = (a, b)
+            after = stop
+        semi = s.find(";", after)
+        if semi >= 0:
+            marker = s[semi + 1 :].strip() or None
+    error = None
+    try:
+        Requirement(s.strip())
+    except InvalidRequirement as exc:
+        error = str(exc).splitlines()[0] if str(exc) else "invalid requirement"
+    return ReqParts(
+        name=s[name_range[0] : name_range[1]],
+        name_range=name_range,
+        extras=extras,
+        spec_text=s[spec_range[0] : spec_range[1]],
+        spec_range=spec_range,
+        marker=marker,
+        url=url,
+        range=(i, max(end, name_range[1])),
+        error=error,
+    )
+
+
+def _with_error(s: str, name_range: tuple[int, int], msg: str) -> ReqParts:
+    end = len(s.rstrip())
+    return ReqParts(
+        s[name_range[0] : name_range[1]], name_range, (), "", (name_range[1], name_range[1]),
+        None, None, (name_range[0], end), msg,
+    )
+
+
+def _skip_ws(s: str, i: int) -> int:
+    while i < len(s) and s[i].isspace():
+        i += 1
+    return i
+
+
+def _strip_range(s: str, a: int, b: int) -> tuple[int, int]:
+    while a < b and s[a].isspace():
+        a += 1
+    while b > a and s[b - 1].isspace():
+        b -= 1
+    return a, b
+
+
+@dataclass(frozen=True, slots=True)
+class PinDraft:
+    pin: Pin | None
+    problem: PinProblem | None = None
+
+
+def pin_from_string(
+    s: str,
+    where: OffsetMap,
+    fallback: Span,
+    *,
+    group: str | None = None,
+    constraint: bool = False,
+    override: bool = False,
+    hashed: bool = False,
+    editable: bool = True,
+) -> PinDraft:
+    """A Pin for the PEP 508 string ``s`` whose characters sit in the file per ``where``.
+
+    ``fallback`` locates the pin when parts of ``s`` do not map 1:1 onto the file (escapes,
+    expanded variables); such pins get no ``spec_span``. ``editable`` False (hashes, compiled
+    output) also withholds it.
+    """
+    parts = scan_requirement(s)
+    if parts is None:
+        return PinDraft(None, PinProblem(f"not a requirement: {s.strip()[:80]!r}", fallback))
+    span = where.cover(*parts.range) or fallback
+    name_span = where.span(*parts.name_range) or span
+    spec = normalize_spec(parts.spec_text)
+    version = sole_version(spec)
+    spec_span = where.span(*parts.spec_range) if editable else None
+    problem = None
+    if parts.url is not None:
+        # a direct reference: the file name tells the version, but no specifier to edit
+        spec_span = None
+        found = version_from_filename(parts.url)
+        if found is not None and found[0] == canonical(parts.name):
+            version = found[1]
+            spec = f"=={version}"
+        else:
+            version = None
+            spec = ""
+    elif "$" in parts.spec_text:
+        spec_span = None
+        version = None
+        problem = PinProblem(
+            f"the version of {parts.name} comes from an environment variable ({parts.spec_text.strip()}) "
+            "and cannot be determined from this file",
+            span,
+        )
+    elif parts.error is not None:
+        problem = PinProblem(f"invalid requirement {s.strip()!r}: {parts.error}", span)
+        if not parts.spec_text or not valid_specifier(spec):
+            # keep the pin only when its specifier is what is wrong; then it still locates
+            if not parts.spec_text or parts.spec_text[:1] not in "=<>!~":
+                return PinDraft(None, problem)
+    pin = Pin(
+        name=canonical(parts.name),
+        written_name=Located(parts.name, name_span),
+        specifier=spec,
+        version=version,
+        span=span,
+        spec_span=spec_span,
+        extras=parts.extras,
+        marker=parts.marker,
+        group=group,
+        hashed=hashed,
+        override=override,
+        constraint=constraint,
+    )
+    return PinDraft(pin, problem)
+
+
+def failed_source(path: Path, fmt: str, message: str, *, is_lock: bool = False) -> PinSource:
+    return PinSource(path, fmt, is_lock, (), problems=(PinProblem(message, Span(0, 0)),))
+
+
+# -- TOML locations -------------------------------------------------------------------------
+# tomllib gives values but no positions, tomlkit neither. This scanner walks the raw text of a
+# document that tomllib already accepted and records, for every key path, where its key and
+# value sit. Paths are tuples of keys and array indices: ("project", "dependencies", 0).
+
+
+@dataclass(frozen=True, slots=True)
+class TomlString:
+    literal: Span  # the whole literal, quotes included
+    content: Span  # between the quotes (after a multi-line string's leading newline)
+
+
+@dataclass
+class TomlLocations:
+    keys: dict[tuple, Span]  # the last key segment as written (quotes included)
+    values: dict[tuple, Span]  # any value: string, array, inline table, scalar
+    strings: dict[tuple, TomlString]
+
+    def string_content(self, path: tuple, text: str, value: str) -> Span | None:
+        """Span of the string's content when it maps 1:1 onto ``value`` (no escapes)."""
+        loc = self.strings.get(path)
+        if loc is None:
+            return None
+        if text[loc.content.start : loc.content.end] != value:
+            return None
+        return loc.content
+
+
+_BARE_KEY_RE = re.compile(r"[A-Za-z0-9_-]+")
+
+
+class _TomlScanner:
+    def __init__(self, text: str) -> None:
+        self.t = text
+        self.i = 0
+        self.locs = TomlLocations({}, {}, {})
+        self.aot_count: dict[tuple, int] = {}
+
+    # low level
+    def _ws(self) -> None:
+        t = self.t
+        while self.i < len(t) and t[self.i] in " \t":
+            self.i += 1
+
+    def _ws_nl(self) -> None:
+        t = self.t
+        while self.i < len(t):
+            c = t[self.i]
+            if c in " \t\r\n":
+                self.i += 1
+            elif c == "#":
+                self._to_eol()
+            else:
+                break
+
+    def _to_eol(self) -> None:
+        nl = self.t.find("\n", self.i)
+        self.i = len(self.t) if nl < 0 else nl
+
+    def _key_segment(self) -> tuple[str, Span]:
+        t, i = self.t, self.i
+        if i < len(t) and t[i] in "\"'":
+            lit, _content, value = self._string()
+            return value, lit
+        m = _BARE_KEY_RE.match(t, i)
+        if not m:
+            raise ValueError(f"bad key at {i}")
+        self.i = m.end()
+        return m.group(0), Span(m.start(), m.end())
+
+    def _dotted_key(self) -> list[tuple[str, Span]]:
+        segs = [self._key_segment()]
+        while True:
+            self._ws()
+            if self.i < len(self.t) and self.t[self.i] == ".":
+                self.i += 1
+                self._ws()
+                segs.append(self._key_segment())
+            else:
+                return segs
+
+    def _string(self) -> tuple[Span, Span, str]:
+        """At a quote: (literal span, content span, decoded value best-effort)."""
+        t, start = self.t, self.i
+        q = t[start]
+        if t.startswith(q * 3, start):
+            j = start + 3
+            c0 = j
+            if t.startswith("\r\n", j):
+                c0 = j + 2
+            elif t.startswith("\n", j):
+                c0 = j + 1
+            k = j
+            while True:
+                k = t.find(q * 3, k)
+                if k < 0:
+                    raise ValueError("unterminated multi-line string")
+                if q == '"' and _escaped(t, k):
+                    k += 1
+                    continue
+                break
+            # up to two extra quotes right before the closing delimiter belong to the content
+            end = k + 3
+            while end < len(t) and t[end] == q and end - (k + 3) < 2:
+                end += 1
+            content = Span(c0, end - 3)
+            self.i = end
+            return Span(start, end), content, t[c0 : end - 3]
+        j = start + 1
+        while j < len(t):
+            c = t[j]
+            if c == "\\" and q == '"':
+                j += 2
+                continue
+            if c == q:
+                break
+            if c == "\n":
+                raise ValueError("newline in string")
+            j += 1
+        self.i = j + 1
+        return Span(start, j + 1), Span(start + 1, j), t[start + 1 : j]
+
+    # structure
+    def run(self) -> TomlLocations:
+        table: tuple = ()
+        t = self.t
+        while True:
+            self._ws_nl()
+            if self.i >= len(t):
+                break
+            if t[self.i] == "[":
+                table = self._header()
+            else:
+                self._keyval(table)
+            self._ws()
+            if self.i < len(t) and t[self.i] == "#":
+                self._to_eol()
+        return self.locs
+
+    def _resolve(self, keys: list[str]) -> tuple:
+        out: tuple = ()
+        for k in keys:
+            out = (*out, k)
+            if out in self.aot_count:
+                out = (*out, self.aot_count[out] - 1)
+        return out
+
+    def _header(self) -> tuple:
+        t = self.t
+        aot = t.startswith("[[", self.i)
+        self.i += 2 if aot else 1
+        self._ws()
+        segs = self._dotted_key()
+        self._ws()
+        self.i += 2 if aot else 1
+        keys = [s for s, _ in segs]
+        parent = self._resolve(keys[:-1])
+        path = (*parent, keys[-1])
+        self.locs.keys.setdefault(path, segs[-1][1])
+        if aot:
+            self.aot_count[path] = self.aot_count.get(path, 0) + 1
+            return (*path, self.aot_count[path] - 1)
+        return path
+
+    def _keyval(self, table: tuple) -> None:
+        segs = self._dotted_key()
+        path = table
+        for s, sp in segs:
+            path = (*path, s)
+            self.locs.keys.setdefault(path, sp)
+        self._ws()
+        if self.i >= len(self.t) or self.t[self.i] != "=":
+            raise ValueError(f"expected '=' at {self.i}")
+        self.i += 1
+        self._ws()
+        self._value(path)
+
+    def _value(self, path: tuple) -> None:
+        t = self.t
+        start = self.i
+        c = t[start] if start < len(t) else ""
+        if c in "\"'":
+            lit, content, _ = self._string()
+            self.locs.strings[path] = TomlString(lit, content)
+        elif c == "[":
+            self.i += 1
+            idx = 0
+            while True:
+                self._ws_nl()
+                if self.i >= len(t):
+                    raise ValueError("unterminated array")
+                if t[self.i] == "]":
+                    self.i += 1
+                    break
+                self._value((*path, idx))
+                idx += 1
+                self._ws_nl()
+                if self.i < len(t) and t[self.i] == ",":
+                    self.i += 1
+        elif c == "{":
+            self.i += 1
+            while True:
+                self._ws_nl()  # TOML 1.1 allows newlines in inline tables; be lenient
+                if self.i >= len(t):
+                    raise ValueError("unterminated inline table")
+                if t[self.i] == "}":
+                    self.i += 1
+                    break
+                if t[self.i] == ",":
+                    self.i += 1
+                    continue
+                self._keyval(path)
+        else:
+            m = re.compile(r"[^,\]\}#\r\n]*").match(t, start)
+            end = m.end() if m else start
+            while end > start and t[end - 1] in " \t":
+                end -= 1
+            self.i = end
+        self.locs.values[path] = Span(start, self.i)
+
+
+def _escaped(t: str, k: int) -> bool:
+    n = 0
+    while k - n - 1 >= 0 and t[k - n - 1] == "\\":
+        n += 1
+    return n % 2 == 1
+
+
+def locate_toml(text: str) -> TomlLocations:
+    """Positions of keys and values in ``text``; partial (never raising) on text it cannot follow."""
+    scanner = _TomlScanner(text)
+    try:
+        return scanner.run()
+    except (ValueError, IndexError):
+        return scanner.locs

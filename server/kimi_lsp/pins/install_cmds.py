@@ -1,0 +1,697 @@
+"""Pins written as install commands in Dockerfiles and shell scripts.
+
+``pip|pip3 install``, ``python[3] -m pip install``, ``uv pip install`` and ``uv add`` lines are
+found with the shell surface's command splitter; each requirement word is then unquoted and its
+``$VAR``/``${VAR}`` references expanded *with positions*: a Dockerfile ``ARG``/``ENV`` default or
+a shell assignment carries the offsets of its value, so ``flashinfer-python==${FLASHINFER_VERSION}``
+gets the expanded specifier and a ``spec_span`` on the ``ARG`` default (lockfiles.md §4.9: the
+edit goes where the version is defined). ``--build-arg`` overrides are invisible here.
+"""
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from kimi_lsp.pins._pep508 import (
+    OffsetMap,
+    Piece,
+    canonical,
+    egg_name,
+    failed_source,
+    pin_from_string,
+    scan_requirement,
+    version_from_filename,
+)
+from kimi_lsp.pins.model import Pin, PinProblem, PinSource
+from kimi_lsp.pins.requirements import read_requirements_tree, resolve_include
+from kimi_lsp.text import Located, Span
+from kimi_lsp.workspace import SourceText, Workspace
+
+# options of pip / uv install-like commands that consume the next word
+_VALUE_OPTS = {
+    "-r", "--requirement", "--requirements", "-c", "--constraint", "--constraints", "-i", "--index-url",
+    "--extra-index-url", "-f", "--find-links", "--python", "-p", "-e", "--editable", "--target", "-t",
+    "--prefix", "--root", "--src", "--platform", "--python-version", "--implementation", "--abi",
+    "--config-settings", "-C", "--global-option", "--trusted-host", "--cache-dir", "--log", "--progress-bar",
+    "--upgrade-strategy", "--index-strategy", "--keyring-provider", "--resolution", "--prerelease",
+    "--only-binary", "--no-binary", "--exclude-newer", "--group", "--optional", "--extra", "--index",
+    "--default-index", "--overrides", "--override", "--build-constraints", "-b", "--config-file", "--directory",
+    "--project", "--package", "--link-mode", "--python-platform", "--torch-backend", "--tag", "--branch",
+    "--rev", "--marker", "--script", "--report", "--proxy", "--timeout", "--retries", "--cert",
+    "--client-cert", "--exists-action", "--no-build-isolation-package", "--reinstall-package",
+    "--upgrade-package", "-P", "--refresh-package", "--color", "--python-preference", "--compile-bytecode-dir",
+}
+_NAME_ASSIGN_RE = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=")
+_BRACED_RE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?[-=+?])([^}]*))?\}")
+_PLAIN_RE = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)")
+_PREFIX_WORDS = {"sudo", "env", "time", "exec", "command", "nice", "nohup", "stdbuf"}
+
+
+@dataclass(frozen=True, slots=True)
+class _Var:
+    value: str
+    where: OffsetMap
+
+
+@dataclass(frozen=True, slots=True)
+class _Word:
+    value: str  # quotes removed, variables expanded
+    where: OffsetMap  # value offsets -> file offsets
+    span: Span  # the raw word (quotes included)
+    dynamic: bool  # command substitution or an unknown variable somewhere in it
+
+
+# -- words -----------------------------------------------------------------------------------
+
+
+def _expand(text: str, a: int, b: int, env: dict[str, _Var], escape: str = "\\") -> _Word:
+    """Unquote and expand the raw word ``text[a:b]`` like a POSIX shell, keeping positions."""
+    out: list[str] = []
+    where = OffsetMap()
+    dynamic = False
+
+    def emit(chars: str, file_off: int | None) -> None:
+        if file_off is not None:
+            where.add(sum(len(x) for x in out), file_off, len(chars))
+        out.append(chars)
+
+    def emit_var(name: str, i: int, j: int, default: tuple[str, int] | None, op: str | None) -> bool:
+        var = env.get(name)
+        if var is not None and (var.value or not (op or "").startswith(":")):
+            if op and op.endswith("+"):
+                if default is not None:
+                    emit(default[0], default[1])
+                return True
+            at = sum(len(x) for x in out)
+            where.extend(var.where, at)
+            out.append(var.value)
+            return True
+        if op and op.lstrip(":") in ("-", "=") and default is not None:
+            emit(default[0], default[1])
+            return True
+        if op and op.lstrip(":") == "+":
+            return True
+        emit(text[i:j], i)  # unknown: keep the reference text so callers see the '$'
+        return False
+
+    i = a
+    quote: str | None = None
+    while i < b:
+        c = text[i]
+        if quote == "'":
+            if c == "'":
+                quote = None
+            else:
+                emit(c, i)
+            i += 1
+            continue
+        if c == escape and i + 1 < b:
+            nxt = text[i + 1]
+            if nxt in "\r\n":
+                i += 2 + (1 if text[i + 1 : i + 3] == "\r\n" else 0)
+                continue
+            if quote is None or nxt in '$`"\\':
+                emit(nxt, i + 1)
+                i += 2
+                continue
+            emit(c, i)
+            i += 1
+            continue
+        if c == "'" and quote is None:
+            quote = "'"
+            i += 1
+            continue
+        if c == '"':
+            quote = None if quote == '"' else '"'
+            i += 1
+            continue
+        if c == "$":
+            m = _BRACED_RE.match(text, i, b)
+            if m:
+                default = (m.group(3), m.start(3)) if m.group(3) is not None else None
+                if not emit_var(m.group(1), i, m.end(), default, m.group(2)):
+                    dynamic = True
+                i = m.end()
+                continue
+            m = _PLAIN_RE.match(text, i, b)
+            if m:
+                if not emit_var(m.group(1), i, m.end(), None, None):
+                    dynamic = True
+                i = m.end()
+                continue
+            if text.startswith("$(", i):
+                dynamic = True
+        elif c == "`":
+            dynamic = True
+        emit(c, i)
+        i += 1
+    return _Word("".join(out), where, Span(a, b), dynamic)
+
+
+def _split_words(text: str, a: int, b: int, escape: str = "\\", operators: bool = False) -> list[list[tuple[int, int]]]:
+    """Raw word spans in ``text[a:b]``, grouped into commands when ``operators`` (``&&``, ``||``,
+    ``;``, ``|``, ``&``, newlines, parentheses). Quotes and escapes are respected; ``#`` at the
+    start of a word comments to the end of the line."""
+    commands: list[list[tuple[int, int]]] = [[]]
+    i = a
+    start: int | None = None
+    quote: str | None = None
+
+    def close(at: int) -> None:
+        nonlocal start
+        if start is not None:
+            commands[-1].append((start, at))
+            start = None
+
+    while i < b:
+        c = text[i]
+        if quote is not None:
+            if c == escape and quote == '"' and i + 1 < b:
+                i += 2
+                continue
+            if c == quote:
+                quote = None
+            i += 1
+            continue
+        if c == escape and i + 1 < b:
+            if text[i + 1] in "\r\n":
+                close(i)
+                i += 2 + (1 if text[i + 1 : i + 3] == "\r\n" else 0)
+                continue
+            if start is None:
+                start = i
+            i += 2
+            continue
+        if c in "'\"":
+            if start is None:
+                start = i
+            quote = c
+            i += 1
+            continue
+        if c == "#" and start is None:
+            nl = text.find("\n", i, b)
+            i = b if nl < 0 else nl
+            continue
+        if c in " \t":
+            close(i)
+            i += 1
+            continue
+        if c in "\r\n" or (operators and c in ";&|()"):
+            close(i)
+            if operators and commands[-1]:
+                commands.append([])
+            i += 1
+            continue
+        if start is None:
+            start = i
+        i += 1
+    close(b)
+    return [cmd for cmd in commands if cmd]
+
+
+def _shell_commands(text: str, a: int, b: int, escape: str) -> list[list[tuple[int, int]]]:
+    """Word spans of each simple command in ``text[a:b]``, via the shell surface when present."""
+    try:
+        from kimi_lsp.surfaces.shell import iter_commands  # type: ignore[import-not-found]
+    except Exception:
+        return _split_words(text, a, b, escape, operators=True)
+    out: list[list[tuple[int, int]]] = []
+    try:
+        for cmd in iter_commands(text[a:b], a, escape=escape):
+            spans: list[tuple[int, int]] = []
+            for item in (*tuple(getattr(cmd, "assignments", ()) or ()), *tuple(getattr(cmd, "words", ()) or ())):
+                sp = _span_of(item)
+                if sp is not None:
+                    spans.append((sp.start, sp.end))
+            spans.sort()
+            if spans:
+                out.append(spans)
+    except Exception:
+        return _split_words(text, a, b, escape, operators=True)
+    return out
+
+
+def _span_of(item: Any) -> Span | None:
+    sp = getattr(item, "span", None)
+    if isinstance(sp, Span):
+        return sp
+    spans = [getattr(x, "span", None) for x in (item if isinstance(item, tuple) else ())]
+    spans = [s for s in spans if isinstance(s, Span)]
+    if spans:
+        out = spans[0]
+        for s in spans[1:]:
+            out = out.cover(s)
+        return out
+    return None
+
+
+# -- install commands ---------------------------------------------------------------------------
+
+
+def _basename(word: str) -> str:
+    return word.rsplit("/", 1)[-1]
+
+
+def _install_args(words: list[_Word]) -> tuple[list[_Word], str] | None:
+    """The arguments after ``install``/``add`` of an install command, and the program shape."""
+    vals = [w.value for w in words]
+    i = 0
+    while i < len(vals):
+        v = vals[i]
+        if _NAME_ASSIGN_RE.match(v) or v in _PREFIX_WORDS or (v.startswith("-") and i > 0 and vals[i - 1] in _PREFIX_WORDS):
+            i += 1
+            continue
+        break
+    if i >= len(vals):
+        return None
+    prog = _basename(vals[i])
+    rest = i + 1
+    if re.fullmatch(r"python(\d+(\.\d+)?)?", prog):
+        while rest < len(vals) and vals[rest].startswith("-") and vals[rest] != "-m":
+            rest += 1
+        if vals[rest : rest + 2] != ["-m", "pip"]:
+            return None
+        prog, rest = "pip", rest + 2
+    if re.fullmatch(r"pip(\d+(\.\d+)?)?", prog):
+        sub = _subcommand(vals, rest)
+        if sub is None or vals[sub] != "install":
+            return None
+        return words[sub + 1 :], "pip"
+    if prog == "uv":
+        sub = _subcommand(vals, rest)
+        if sub is None:
+            return None
+        if vals[sub] == "add":
+            return words[sub + 1 :], "uv add"
+        if vals[sub] == "pip":
+            sub2 = _subcommand(vals, sub + 1)
+            if sub2 is not None and vals[sub2] == "install":
+                return words[sub2 + 1 :], "uv pip"
+    return None
+
+
+def _subcommand(vals: list[str], i: int) -> int | None:
+    while i < len(vals):
+        v = vals[i]
+        if not v.startswith("-"):
+            return i
+        i += 2 if (v in _VALUE_OPTS and "=" not in v) else 1
+    return None
+
+
+@dataclass
+class _Result:
+    pins: list[Pin]
+    problems: list[PinProblem]
+    includes: list[tuple[str, bool, Span]]
+
+
+def _scan_install(args: list[_Word], text: str, res: _Result) -> None:
+    i = 0
+    while i < len(args):
+        w = args[i]
+        v = w.value
+        i += 1
+        if v.startswith("-"):
+            opt, eq, val = v.partition("=")
+            target: _Word | None = None
+            path_text: str | None = None
+            if eq and opt.startswith("--"):
+                path_text = val
+            elif v[:2] in ("-r", "-c") and len(v) > 2 and not v.startswith("--"):
+                opt, path_text = v[:2], v[2:]
+            elif v in _VALUE_OPTS and i < len(args):
+                target = args[i]
+                path_text = target.value
+                i += 1
+            if opt in ("-r", "--requirement", "--requirements", "-c", "--constraint", "--constraints") and path_text:
+                res.includes.append((path_text, opt.startswith(("-c", "--c")), (target or w).span))
+            continue
+        pin = _requirement_pin(w, text, res)
+        if pin is not None:
+            res.pins.append(pin)
+
+
+def _looks_like_archive(v: str) -> bool:
+    if re.match(r"^[A-Za-z0-9._-]+\s*(\[[^\]]*\])?\s*@", v):
+        return False
+    return bool(re.match(r"^[A-Za-z][A-Za-z0-9+.-]*://|^file:", v)) or v.startswith((".", "/", "~")) or v.endswith(
+        (".whl", ".tar.gz", ".zip")
+    )
+
+
+def _requirement_pin(w: _Word, text: str, res: _Result) -> Pin | None:
+    v = w.value
+    if not v.strip():
+        return None
+    if _looks_like_archive(v):
+        found = version_from_filename(v)
+        if found is not None:
+            return Pin(found[0], Located(found[0], w.span), f"=={found[1]}", found[1], w.span, None)
+        egg = egg_name(v)
+        if egg is not None:
+            return Pin(canonical(egg), Located(egg, w.span), "", None, w.span, None)
+        return None
+    draft = pin_from_string(v, w.where, w.span)
+    if draft.problem is not None:
+        res.problems.append(draft.problem)
+    pin = draft.pin
+    if pin is None:
+        return None
+    # the pin locates at the whole word (quotes included): that is what a reader sees
+    pin = _replace(pin, span=w.span)
+    if pin.spec_span is None and "$" not in pin.specifier and pin.specifier:
+        sp = _indirect_spec_span(v, w)
+        if sp is not None:
+            pin = _replace(pin, spec_span=sp)
+    return pin
+
+
+def _indirect_spec_span(value: str, w: _Word) -> Span | None:
+    """When the specifier is part literal, part one variable (``==${V}``), the variable's value is
+    where the version is defined: point at it, but only when it is the whole of one version."""
+    parts = scan_requirement(value)
+    if parts is None:
+        return None
+    a, b = parts.spec_range
+    outside = [p for p in w.where.overlapping(a, b) if not (w.span.start <= p.file_start < w.span.end)]
+    if len(outside) != 1:
+        return None
+    p = outside[0]
+    if p.start < a or p.start + p.length > b:
+        return None  # the variable holds more than the specifier
+    inner = value[p.start : p.start + p.length]
+    m = re.match(r"^(.*?)(===|==|~=|>=|<=|!=|<|>)?\s*$", value[a : p.start])
+    clause_before = value[a : p.start]
+    if not re.search(r"(===|==|~=|>=|<=|!=|<|>)\s*$", clause_before) or not m:
+        return None
+    after = value[p.start + p.length : b]
+    if after and not re.match(r"^\s*(,|$)", after):
+        return None  # e.g. ==${V}.post1: the variable is only part of the version
+    if not re.fullmatch(r"[0-9A-Za-z.!+_-]+", inner):
+        return None
+    return Span(p.file_start, p.file_start + p.length)
+
+
+def _replace(pin: Pin, **changes: Any) -> Pin:
+    from dataclasses import replace
+
+    return replace(pin, **changes)
+
+
+# -- shell scripts ------------------------------------------------------------------------------
+
+
+def _scan_shell(text: str, a: int, b: int, env: dict[str, _Var], escape: str, res: _Result) -> None:
+    """Install commands in the shell text ``text[a:b]``; assignments update ``env`` in order."""
+    for spans in _shell_commands(text, a, b, escape):
+        words = [_expand(text, s, e, env, escape) for s, e in spans]
+        _note_assignments(text, spans, words, env, escape)
+        got = _install_args(words)
+        if got is not None:
+            _scan_install(got[0], text, res)
+
+
+def _note_assignments(
+    text: str, spans: list[tuple[int, int]], words: list[_Word], env: dict[str, _Var], escape: str
+) -> None:
+    """``NAME=value`` alone (or after ``export``/``declare``/``readonly``/``local``) defines a variable."""
+    vals = [w.value for w in words]
+    k = 0
+    while k < len(vals) and _NAME_ASSIGN_RE.match(vals[k]):
+        k += 1
+    if k == len(vals):
+        idx = range(len(vals))  # only assignments: they persist
+    elif vals[k] in ("export", "declare", "readonly", "local", "typeset"):
+        idx = range(k + 1, len(vals))
+    else:
+        return  # prefix assignments apply to that command only
+    for j in idx:
+        s, e = spans[j]
+        raw = text[s:e]
+        m = _NAME_ASSIGN_RE.match(raw)
+        if not m:
+            continue
+        word = _expand(text, s + m.end(), e, env, escape)
+        env[m.group(1)] = _Var(word.value, word.where)
+
+
+# -- Dockerfiles -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Instruction:
+    keyword: str  # upper-cased
+    start: int  # the keyword's offset
+    args_start: int  # first character after the keyword and its blanks
+    end: int  # end of the last line's content
+    heredoc: Span | None = None  # body of a ``<<EOF`` heredoc that follows
+
+
+_DIRECTIVE_RE = re.compile(r"^#\s*([A-Za-z]+)\s*=\s*(\S+)\s*$")
+_INSTR_RE = re.compile(r"[ \t]*([A-Za-z]+)(?:[ \t]+|$)")
+_HEREDOC_RE = re.compile(r"<<(-?)\s*([\"']?)([A-Za-z_][A-Za-z0-9_]*)\2")
+
+
+def dockerfile_escape(text: str) -> str:
+    """The ``# escape=`` parser directive (default backslash)."""
+    for line in text.splitlines():
+        m = _DIRECTIVE_RE.match(line.strip())
+        if not m:
+            break
+        if m.group(1).lower() == "escape" and m.group(2) in ("\\", "`"):
+            return m.group(2)
+    return "\\"
+
+
+def iter_instructions(text: str, escape: str = "\\") -> Iterator[Instruction]:
+    """Dockerfile instructions with their extent, continuations joined; comment lines skipped."""
+    lines = [(m.start(), m.group(0)) for m in re.finditer(r"[^\r\n]*(?:\r\n|\r|\n|$)", text) if m.end() > m.start()]
+    cont = re.compile(re.escape(escape) + r"[ \t]*$")
+    i = 0
+    while i < len(lines):
+        off, raw = lines[i]
+        body = raw.rstrip("\r\n")
+        if not body.strip() or body.lstrip().startswith("#"):
+            i += 1
+            continue
+        m = _INSTR_RE.match(body)
+        if not m:
+            i += 1
+            continue
+        keyword = m.group(1).upper()
+        start = off + m.start(1)
+        args_start = off + m.end()
+        end = off + len(body)
+        first_line = body
+        while cont.search(body) and i + 1 < len(lines):
+            i += 1
+            off, raw = lines[i]
+            body = raw.rstrip("\r\n")
+            if not body.strip() or body.lstrip().startswith("#"):
+                continue  # comment and empty lines inside a continuation are dropped
+            end = off + len(body)
+        i += 1
+        heredoc = None
+        hm = _HEREDOC_RE.search(first_line) if keyword in ("RUN", "COPY", "ADD") else None
+        if hm:
+            strip_tabs, delim = hm.group(1) == "-", hm.group(3)
+            body_start = lines[i][0] if i < len(lines) else len(text)
+            body_end = body_start
+            while i < len(lines):
+                off, raw = lines[i]
+                line = raw.rstrip("\r\n")
+                i += 1
+                if (line.lstrip("\t") if strip_tabs else line) == delim:
+                    break
+                body_end = off + len(raw)
+            heredoc = Span(body_start, body_end)
+        yield Instruction(keyword, start, args_start, end, heredoc)
+
+
+def _shell_view(text: str, a: int, b: int) -> str:
+    """``text`` with comment and empty lines inside ``[a, b)`` blanked (same length), so that a
+    shell splitter sees what Docker hands to the shell after dropping them."""
+    chunk = text[a:b]
+    out: list[str] = []
+    for k, m in enumerate(re.finditer(r"[^\r\n]*(?:\r\n|\r|\n|$)", chunk)):
+        seg = m.group(0)
+        if not seg:
+            continue
+        content = seg.rstrip("\r\n")
+        if k > 0 and (not content.strip() or content.lstrip().startswith("#")):
+            out.append(" " * len(seg))  # the line and its terminator become blanks
+        else:
+            out.append(seg)
+    return text[:a] + "".join(out) + text[b:]
+
+
+def _docker_vars(text: str, ins: Instruction, env: dict[str, _Var], escape: str) -> None:
+    """ARG / ENV definitions, expanded against what is defined so far."""
+    spans = [s for cmd in _split_words(text, ins.args_start, ins.end, escape) for s in cmd]
+    if not spans:
+        return
+    if ins.keyword == "ENV" and "=" not in text[spans[0][0] : spans[0][1]]:
+        # legacy ``ENV NAME value with spaces``: the rest of the line is the value
+        name = text[spans[0][0] : spans[0][1]]
+        if len(spans) > 1:
+            word = _expand(text, spans[1][0], spans[-1][1], env, escape)
+            env[name] = _Var(word.value, word.where)
+        return
+    for s, e in spans:
+        raw = text[s:e]
+        m = _NAME_ASSIGN_RE.match(raw)
+        if m:
+            word = _expand(text, s + m.end(), e, env, escape)
+            env[m.group(1)] = _Var(word.value, word.where)
+        elif ins.keyword == "ARG" and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", raw):
+            env.setdefault(raw, _Var("", OffsetMap()))
+            if not env[raw].value:
+                env.pop(raw)  # declared without a default: unknown unless a global default exists
+
+
+def _scan_dockerfile(source: SourceText, res: _Result) -> None:
+    text = source.text
+    escape = dockerfile_escape(text)
+    global_args: dict[str, _Var] = {}
+    env: dict[str, _Var] = {}
+    in_stage = False
+    for ins in iter_instructions(text, escape):
+        kw = ins.keyword
+        if kw == "FROM":
+            in_stage = True
+            env = {}
+            continue
+        if kw == "ARG":
+            if not in_stage:
+                _docker_vars(text, ins, global_args, escape)
+            else:
+                # ``ARG NAME`` inside a stage re-imports the global default
+                for cmd in _split_words(text, ins.args_start, ins.end, escape):
+                    for s, e in cmd:
+                        raw = text[s:e]
+                        if raw in global_args:
+                            env[raw] = global_args[raw]
+                _docker_vars(text, ins, env, escape)
+            continue
+        if kw == "ENV":
+            _docker_vars(text, ins, env, escape)
+            continue
+        if kw != "RUN":
+            continue
+        run_env = dict(env)
+        a = _skip_run_flags(text, ins.args_start, ins.end)
+        if text.startswith("[", a):
+            _scan_exec_form(text, a, ins.end, run_env, res)
+        else:
+            view = _shell_view(text, a, ins.end)
+            _scan_shell(view, a, ins.end, run_env, escape, res)
+        if ins.heredoc is not None and _heredoc_is_shell(text[a : ins.end]):
+            _scan_shell(text, ins.heredoc.start, ins.heredoc.end, run_env, "\\", res)
+
+
+def _skip_run_flags(text: str, a: int, b: int) -> int:
+    """Past ``--mount=…``, ``--network=…``, ``--security=…`` RUN flags."""
+    m = re.compile(r"(?:--[a-z-]+=\S+[ \t]*|--[a-z-]+[ \t]+)*").match(text, a, b)
+    return m.end() if m else a
+
+
+def _heredoc_is_shell(run_args: str) -> bool:
+    before = run_args.split("<<", 1)[0].strip()
+    return before in ("", "bash", "sh", "/bin/bash", "/bin/sh", "set -e;", "bash -e", "bash -ex", "sh -e")
+
+
+def _scan_exec_form(text: str, a: int, b: int, env: dict[str, _Var], res: _Result) -> None:
+    """``RUN ["pip", "install", "x==1"]`` (and ``["bash", "-c", "…"]``): JSON strings, no expansion."""
+    try:
+        argv = json.loads(text[a:b])
+    except ValueError:
+        return
+    if not isinstance(argv, list) or not all(isinstance(x, str) for x in argv):
+        return
+    spans = [(m.start(), m.end()) for m in re.finditer(r'"(?:[^"\\]|\\.)*"', text[:b]) if m.start() >= a]
+    if len(spans) != len(argv):
+        return
+    words: list[_Word] = []
+    for (s, e), value in zip(spans, argv):
+        exact = text[s + 1 : e - 1] == value
+        where = OffsetMap.identity(s + 1, len(value)) if exact else OffsetMap()
+        words.append(_Word(value, where, Span(s, e), False))
+    if len(words) >= 3 and _basename(words[0].value) in ("sh", "bash") and words[1].value == "-c":
+        script = words[2]
+        if script.where.pieces:
+            _scan_shell(text, script.span.start + 1, script.span.end - 1, env, "\\", res)
+        return
+    got = _install_args(words)
+    if got is not None:
+        _scan_install(got[0], text, res)
+
+
+# -- public ------------------------------------------------------------------------------------
+
+
+def read_install_pins(source: SourceText, kind: str, workspace: Workspace | None = None) -> PinSource:
+    """Pins installed by the commands of a Dockerfile (``kind="dockerfile"``) or shell script
+    (``kind="shell"``). ``includes``: the ``-r``/``-c`` files, resolved against this file's
+    directory (the build context for a Dockerfile, usually); ``read_install_tree`` reads them."""
+    fmt = "dockerfile" if kind == "dockerfile" else "shell"
+    try:
+        res = _Result([], [], [])
+        if fmt == "dockerfile":
+            _scan_dockerfile(source, res)
+        else:
+            _scan_shell(source.text, 0, len(source.text), {}, "\\", res)
+        includes: list[Path] = []
+        for path_text, _is_c, span in res.includes:
+            resolved = resolve_include(source.path, path_text)
+            if resolved is None:
+                continue
+            if resolved not in includes:
+                includes.append(resolved)
+            if workspace is not None and not workspace.exists(resolved):
+                res.problems.append(PinProblem(f"requirements file not found next to {source.path.name}: {path_text}", span))
+        return PinSource(source.path, fmt, False, tuple(res.pins), tool="pip", problems=tuple(res.problems),
+                         includes=tuple(includes))
+    except Exception as exc:
+        return failed_source(source.path, fmt, f"could not read {source.path.name}: {exc}")
+
+
+def read_install_tree(source: SourceText, kind: str, workspace: Workspace) -> tuple[PinSource, ...]:
+    """The install pins of ``source`` plus every requirements file its commands name."""
+    first = read_install_pins(source, kind, workspace)
+    out = [first]
+    seen = {first.path}
+    constraint_paths = _constraint_includes(source, kind)
+    for path in first.includes:
+        got = workspace.read(path)
+        if not isinstance(got, SourceText):
+            continue
+        for child in read_requirements_tree(got, workspace, constraints=path in constraint_paths or None):
+            if child.path not in seen:
+                seen.add(child.path)
+                out.append(child)
+    return tuple(out)
+
+
+def _constraint_includes(source: SourceText, kind: str) -> set[Path]:
+    res = _Result([], [], [])
+    try:
+        if kind == "dockerfile":
+            _scan_dockerfile(source, res)
+        else:
+            _scan_shell(source.text, 0, len(source.text), {}, "\\", res)
+    except Exception:
+        return set()
+    out: set[Path] = set()
+    for path_text, is_c, _ in res.includes:
+        p = resolve_include(source.path, path_text)
+        if p is not None and is_c:
+            out.add(p)
+    return out
+
+
+__all__: Iterable[str] = ["Instruction", "dockerfile_escape", "iter_instructions", "read_install_pins", "read_install_tree", "Piece"]

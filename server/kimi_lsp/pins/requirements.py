@@ -1,0 +1,473 @@
+"""requirements.txt / constraints.txt / *.in, read the way pip reads them.
+
+pip's grammar (``pip/_internal/req/req_file.py``): physical lines ending in ``\\`` are joined
+(a comment line never continues), then ``(^|\\s)#.*`` is cut, then ``${VAR}`` is expanded; a line
+starting with ``-`` is options only, otherwise the requirement is everything before the first
+space-separated word starting with ``-`` (``--hash``, ``--config-settings``). ``-r``/``-c`` paths
+are relative to the including file. Positions stay exact through the joins via ``OffsetMap``.
+
+A file written by pip-compile or ``uv pip compile`` (header, ``# via`` lines, hashes) is the
+*output* of a resolve: it is read as a lock (``is_lock``), never edited, and points at its ``.in``.
+"""
+from __future__ import annotations
+
+import re
+import shlex
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from kimi_lsp.pins._pep508 import (
+    OffsetMap,
+    Piece,
+    canonical,
+    egg_name,
+    failed_source,
+    pin_from_string,
+    version_from_filename,
+)
+from kimi_lsp.pins.model import Pin, PinProblem, PinSource
+from kimi_lsp.text import Located, Span
+from kimi_lsp.workspace import SourceText, Workspace
+
+_COMMENT_RE = re.compile(r"(^|\s+)#.*$")
+_PHYSICAL_RE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n|$)")
+_URL_RE = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://|^file:")
+# pip: options that consume the next word when written without '='
+_VALUE_OPTS = {
+    "-r", "--requirement", "-c", "--constraint", "-e", "--editable", "-i", "--index-url",
+    "--extra-index-url", "-f", "--find-links", "--no-binary", "--only-binary", "--trusted-host",
+    "--use-feature", "--hash", "--config-settings", "-C", "--global-option",
+}
+_MAX_INCLUDE_DEPTH = 32
+_MAX_INCLUDED_FILES = 256
+
+
+@dataclass
+class _Logical:
+    """One logical line (continuations joined), comment removed, with its offset map."""
+
+    text: str
+    where: OffsetMap
+    whole: Span  # physical extent, for problems
+
+
+@dataclass
+class LineResult:
+    pins: list[Pin] = field(default_factory=list)
+    problems: list[PinProblem] = field(default_factory=list)
+    # (path text as written, is constraint, span of the path)
+    includes: list[tuple[str, bool, Span]] = field(default_factory=list)
+
+
+def logical_lines(text: str, base: int = 0) -> list[_Logical]:
+    """pip's ``join_lines`` + ``ignore_comments`` with positions."""
+    out: list[_Logical] = []
+    pending: list[tuple[str, int]] = []  # (segment, file offset) of an open continuation
+    for m in _PHYSICAL_RE.finditer(text):
+        if m.start() == m.end():
+            continue  # the empty match at the very end
+        raw = m.group(0).rstrip("\r\n")
+        start = base + m.start()
+        is_comment = bool(re.match(r"\s*#", raw))
+        if raw.endswith("\\") and not is_comment:
+            pending.append((raw.rstrip("\\"), start))
+            continue
+        pending.append((raw, start))
+        out.append(_join(pending))
+        pending = []
+    if pending:
+        out.append(_join(pending))
+    return out
+
+
+def _join(segments: list[tuple[str, int]]) -> _Logical:
+    where = OffsetMap()
+    parts: list[str] = []
+    pos = 0
+    for seg, off in segments:
+        where.add(pos, off, len(seg))
+        parts.append(seg)
+        pos += len(seg)
+    text = "".join(parts)
+    m = _COMMENT_RE.search(text)
+    if m:
+        text = text[: m.start()]
+    first = segments[0][1]
+    last_seg, last_off = segments[-1]
+    return _Logical(text, where, Span(first, last_off + len(last_seg)))
+
+
+def _words(text: str) -> list[tuple[str, int]]:
+    return [(m.group(0), m.start()) for m in re.finditer(r"\S+", text)]
+
+
+def parse_line(
+    line: _Logical,
+    *,
+    constraint: bool,
+    editable: bool,
+    group: str | None = None,
+) -> LineResult:
+    """Pins, includes and problems of one logical requirements line."""
+    res = LineResult()
+    text = line.text
+    stripped = text.strip()
+    if not stripped:
+        return res
+    lead = len(text) - len(text.lstrip())
+    if stripped.startswith("-"):
+        _parse_options(line, lead, res)
+        return res
+    # pip's break_args_options: the requirement ends at the first " -word"
+    req_end = len(text)
+    for word, off in _words(text):
+        if off > lead and word.startswith("-") and text[off - 1] == " ":
+            req_end = off
+            break
+    req_text = text[:req_end]
+    options = text[req_end:]
+    hashed = "--hash" in options
+    span = line.where.cover(lead, len(req_text.rstrip())) or line.whole
+    if _looks_like_path_or_url(req_text.strip()):
+        pin = _archive_pin(req_text.strip(), line, lead, span, constraint, hashed, group)
+        if pin is not None:
+            res.pins.append(pin)
+        return res
+    draft = pin_from_string(
+        req_text,
+        line.where,
+        span,
+        group=group,
+        constraint=constraint,
+        hashed=hashed,
+        editable=editable and not hashed,
+    )
+    if draft.problem is not None:
+        res.problems.append(draft.problem)
+    if draft.pin is not None:
+        if constraint and draft.pin.extras:
+            res.problems.append(
+                PinProblem("constraints cannot have extras (pip: 'Constraints cannot have extras')", draft.pin.span)
+            )
+        res.pins.append(draft.pin)
+    return res
+
+
+def _parse_options(line: _Logical, lead: int, res: LineResult) -> None:
+    text = line.text
+    words = _words(text)
+    i = 0
+    while i < len(words):
+        word, off = words[i]
+        opt, eq, val = word.partition("=")
+        value: tuple[str, int] | None = None
+        if eq and opt.startswith("--"):
+            value = (val, off + len(opt) + 1)
+        elif word[:2] in ("-r", "-c", "-e", "-i", "-f", "-C") and len(word) > 2 and not word.startswith("--"):
+            opt, value = word[:2], (word[2:], off + 2)
+        elif word in _VALUE_OPTS and i + 1 < len(words):
+            value = words[i + 1]
+            i += 1
+        i += 1
+        if opt in ("-r", "--requirement", "-c", "--constraint") and value is not None:
+            path_text = _unquote(value[0])
+            where = line.where.span(value[1], value[1] + len(value[0])) or line.whole
+            res.includes.append((path_text, opt in ("-c", "--constraint"), where))
+
+
+def _unquote(word: str) -> str:
+    try:
+        parts = shlex.split(word)
+    except ValueError:
+        return word
+    return parts[0] if len(parts) == 1 else word
+
+
+def _looks_like_path_or_url(req: str) -> bool:
+    if " @ " in req or re.match(r"^[A-Za-z0-9._-]+\s*(\[[^\]]*\])?\s*@", req):
+        return False  # PEP 508 direct reference: name @ url
+    return bool(_URL_RE.match(req)) or req.startswith((".", "/", "~")) or req.endswith((".whl", ".tar.gz", ".zip"))
+
+
+def _archive_pin(
+    req: str, line: _Logical, lead: int, span: Span, constraint: bool, hashed: bool, group: str | None
+) -> Pin | None:
+    """A bare wheel/sdist path or URL: the file name names the package and version."""
+    target = req.split(";", 1)[0].strip()
+    found = version_from_filename(target)
+    if found is not None:
+        name, version = found
+        return Pin(name, Located(name, span), f"=={version}", version, span, None, group=group,
+                   hashed=hashed, constraint=constraint)
+    egg = egg_name(target)
+    if egg is not None:
+        return Pin(canonical(egg), Located(egg, span), "", None, span, None, group=group,
+                   hashed=hashed, constraint=constraint)
+    return None
+
+
+# -- compiled output -------------------------------------------------------------------------
+
+_PIP_COMPILE_RE = re.compile(r"autogenerated by pip-compile", re.I)
+_UV_RE = re.compile(r"autogenerated by uv\b", re.I)
+_VIA_RE = re.compile(r"^\s*#\s+(?:via\s+)?(?:\(from\s+)?(-[rc])\s+(\S+?)\)?\s*$")
+_VIA_WORD_RE = re.compile(r"^\s*#\s+via\b")
+
+
+@dataclass(frozen=True, slots=True)
+class CompiledInfo:
+    tool: str  # "pip-tools" | "uv"
+    command: str | None  # the command in the header, as written
+    inputs: tuple[str, ...]  # the .in / manifest paths it names, as written
+
+
+def compiled_info(text: str, has_hashes: bool) -> CompiledInfo | None:
+    """Recognise pip-compile / uv pip compile output from its header, ``# via`` lines or hashes."""
+    head = text[:4000].splitlines()[:40]
+    tool: str | None = None
+    command: str | None = None
+    for i, line in enumerate(head):
+        if _PIP_COMPILE_RE.search(line):
+            tool = "pip-tools"
+        elif _UV_RE.search(line):
+            tool = "uv"
+        if tool and command is None:
+            for follow in head[i + 1 : i + 5]:
+                body = follow.lstrip("#").strip()
+                if body.startswith(("pip-compile", "uv ")):
+                    command = body
+                    break
+        if tool:
+            break
+    inputs: list[str] = []
+    vias = False
+    for line in text.splitlines():
+        if _VIA_WORD_RE.match(line):
+            vias = True
+        m = _VIA_RE.match(line)
+        if m and m.group(1) == "-r":
+            vias = True
+            if m.group(2) not in inputs:
+                inputs.append(m.group(2))
+    if command:
+        for word in _positional_args(command):
+            if word not in inputs:
+                inputs.insert(0, word)
+    if tool is None and not vias and not has_hashes:
+        return None
+    return CompiledInfo(tool or "pip-tools", command, tuple(inputs))
+
+
+def _positional_args(command: str) -> list[str]:
+    """Input files named in a pip-compile / uv pip compile command line."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        words = command.split()
+    if words[:1] == ["uv"]:
+        if words[1:3] != ["pip", "compile"]:
+            return []  # uv export: the manifest is the project's pyproject
+        words = words[3:]
+    else:
+        words = words[1:]
+    takes_value = {"-o", "--output-file", "-c", "--constraint", "--constraints", "-P", "--upgrade-package",
+                   "-i", "--index-url", "--extra-index-url", "-f", "--find-links", "--python-version",
+                   "-p", "--python", "--extra", "--pip-args", "--cache-dir", "--overrides",
+                   "--build-constraints", "-b", "--override", "--group", "--python-platform"}
+    out: list[str] = []
+    skip = False
+    for w in words:
+        if skip:
+            skip = False
+            continue
+        if w.startswith("-"):
+            if w in takes_value:
+                skip = True
+            continue
+        out.append(w)
+    return out
+
+
+def _relock_template(info: CompiledInfo, out_name: str) -> str | None:
+    """Re-run the compile moving only the named package ({name}/{version} placeholders)."""
+    cmd = info.command.replace("{", "{{").replace("}", "}}") if info.command else None
+    if cmd and info.tool == "uv" and cmd.startswith("uv pip compile"):
+        return cmd.replace("uv pip compile", "uv pip compile -P {name}=={version}", 1)
+    if cmd and info.tool == "uv" and cmd.startswith("uv export"):
+        return "uv lock --upgrade-package {name}=={version} && " + cmd
+    if cmd and cmd.startswith("pip-compile"):
+        return cmd.replace("pip-compile", 'pip-compile -P "{name}=={version}"', 1)
+    if info.inputs:
+        inp = info.inputs[0].replace("{", "{{").replace("}", "}}")
+        if info.tool == "uv":
+            return f"uv pip compile {inp} -P {{name}}=={{version}} -o {out_name}"
+        return f'pip-compile -P "{{name}}=={{version}}" -o {out_name} {inp}'
+    return None
+
+
+# -- readers -------------------------------------------------------------------------------
+
+
+def _is_constraints_name(path: Path) -> bool:
+    return path.name.lower().startswith("constraint")
+
+
+def read_requirements(
+    source: SourceText,
+    workspace: Workspace | None = None,
+    *,
+    constraints: bool | None = None,
+) -> PinSource:
+    """One requirements/constraints file. ``constraints`` None: decided from the file name.
+
+    ``includes`` lists the ``-r``/``-c`` files (resolved against this file's directory) and, for
+    compiled output, the ``.in`` it was compiled from; read them with ``read_requirements_tree``.
+    """
+    is_constraints = _is_constraints_name(source.path) if constraints is None else constraints
+    fmt = "constraints" if is_constraints else "requirements"
+    try:
+        return _read(source, workspace, is_constraints, fmt)
+    except Exception as exc:  # a reader never raises: the file becomes a problem
+        return failed_source(source.path, fmt, f"could not read {source.path.name}: {exc}")
+
+
+def _read(source: SourceText, workspace: Workspace | None, is_constraints: bool, fmt: str) -> PinSource:
+    text = source.text
+    lines = logical_lines(text)
+    has_hashes = any("--hash" in ln.text for ln in lines)
+    info = compiled_info(text, has_hashes)
+    pins: list[Pin] = []
+    problems: list[PinProblem] = []
+    includes: list[Path] = []
+    for ln in lines:
+        res = parse_line(ln, constraint=is_constraints, editable=info is None)
+        pins.extend(res.pins)
+        problems.extend(res.problems)
+        for path_text, _is_c, where in res.includes:
+            resolved = resolve_include(source.path, path_text)
+            if resolved is None:
+                problems.append(PinProblem(f"{path_text}: remote or variable requirement files are not read", where))
+                continue
+            if resolved not in includes:
+                includes.append(resolved)
+            if workspace is not None and not workspace.exists(resolved):
+                problems.append(PinProblem(f"included file not found: {path_text}", where))
+    tool = None
+    relock = None
+    if info is not None:
+        tool = info.tool
+        relock = _relock_template(info, source.path.name)
+        for inp in info.inputs:
+            resolved = resolve_include(source.path, inp)
+            if resolved is not None and resolved not in includes and resolved != source.path:
+                includes.append(resolved)
+        if relock is None:
+            # no header naming the input: a sibling ``<stem>.in`` is pip-compile's convention
+            sibling = source.path.with_suffix(".in")
+            if workspace is not None and workspace.exists(sibling):
+                relock = f'pip-compile -P "{{name}}=={{version}}" -o {source.path.name} {sibling.name}'
+                if sibling not in includes:
+                    includes.append(sibling)
+    elif source.path.suffix == ".in":
+        tool = "pip-tools"
+    return PinSource(
+        path=source.path,
+        format=fmt,
+        is_lock=info is not None,
+        pins=tuple(pins),
+        tool=tool,
+        relock_command=relock,
+        problems=tuple(problems),
+        includes=tuple(includes),
+    )
+
+
+def resolve_include(including: Path, path_text: str) -> Path | None:
+    """pip resolves nested paths against the including file's directory; URLs are not read."""
+    if not path_text or _URL_RE.match(path_text) or "$" in path_text:
+        return None
+    p = Path(path_text).expanduser()
+    if not p.is_absolute():
+        p = including.parent / p
+    return Path(_normpath(p))
+
+
+def _normpath(p: Path) -> str:
+    import os
+
+    return os.path.normpath(str(p))
+
+
+def read_requirements_tree(
+    source: SourceText,
+    workspace: Workspace,
+    *,
+    constraints: bool | None = None,
+) -> tuple[PinSource, ...]:
+    """The file and every file it includes with ``-r``/``-c`` (recursively, each once).
+
+    Each file is its own PinSource so that pins keep their own path; files reached through
+    ``-c`` are read as constraints (format "constraints", pins ``constraint=True``), as pip does
+    for the file named by ``-c`` (a ``-r`` inside it is a plain requirements file again).
+    """
+    first = read_requirements(source, workspace, constraints=constraints)
+    out = [first]
+    seen = {(source.path, first.format == "constraints")}
+    todo: list[tuple[SourceText, PinSource, int]] = [(source, first, 0)]
+    while todo and len(out) < _MAX_INCLUDED_FILES:
+        src, parsed, depth = todo.pop(0)
+        if depth >= _MAX_INCLUDE_DEPTH:
+            continue
+        for path_text, is_c in _include_directives(src):
+            resolved = resolve_include(src.path, path_text)
+            if resolved is None or (resolved, is_c) in seen:
+                continue  # remote, or already read: pip would loop forever on a cycle, we don't
+            seen.add((resolved, is_c))
+            got = workspace.read(resolved)
+            if not isinstance(got, SourceText):
+                continue  # reported on the including line by read_requirements
+            child = read_requirements(got, workspace, constraints=is_c)
+            out.append(child)
+            todo.append((got, child, depth + 1))
+    return tuple(out)
+
+
+def _include_directives(source: SourceText) -> list[tuple[str, bool]]:
+    out: list[tuple[str, bool]] = []
+    try:
+        for ln in logical_lines(source.text):
+            res = parse_line(ln, constraint=False, editable=False)
+            out.extend((p, c) for p, c, _ in res.includes)
+    except Exception:
+        return out
+    return out
+
+
+def read_line_string(
+    value: str,
+    where: OffsetMap,
+    whole: Span,
+    *,
+    constraint: bool = False,
+    group: str | None = None,
+) -> LineResult:
+    """One requirements-syntax line held somewhere else (a conda ``pip:`` entry)."""
+    line = _Logical(value, where, whole)
+    m = _COMMENT_RE.search(value)
+    if m:
+        line.text = value[: m.start()]
+    return parse_line(line, constraint=constraint, editable=True, group=group)
+
+
+__all__ = [
+    "CompiledInfo",
+    "LineResult",
+    "Piece",
+    "compiled_info",
+    "logical_lines",
+    "parse_line",
+    "read_line_string",
+    "read_requirements",
+    "read_requirements_tree",
+    "resolve_include",
+]

@@ -1,0 +1,78 @@
+"""Rule metadata and the context a rule's ``check`` receives.
+
+A rule is one module: metadata in the ``@rule`` decorator, documentation in the docstring,
+logic in a generator of ``Violation``s. The engine, not the rule, stamps the final severity,
+applies select/ignore and suppressions.
+"""
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from kimi_lsp.diagnostics import Fix, Location, Related, Severity
+
+if TYPE_CHECKING:
+    from kimi_lsp.config import Settings
+    from kimi_lsp.launch import ResolvedLaunch
+    from kimi_lsp.pins.discovery import Governing
+    from kimi_lsp.workspace import SourceText, Workspace
+
+
+@dataclass(frozen=True, slots=True)
+class Violation:
+    location: Location
+    message: str
+    fixes: tuple[Fix, ...] = ()
+    related: tuple[Related, ...] = ()
+    severity: Severity | None = None  # None: the rule's default
+    data: dict[str, object] | None = None
+
+
+@dataclass(frozen=True)
+class Rule:
+    code: str
+    name: str
+    default_severity: Severity
+    summary: str  # one line, from the docstring's first paragraph
+    doc: str  # the whole docstring (markdown)
+    fix: str  # "always" | "sometimes" | "never"
+    scope: str  # "launch": once per resolved launch; "file": once per file
+    check: Callable[..., Iterator[Violation]] = field(repr=False)
+
+
+def rule(
+    *, code: str, name: str, severity: Severity, fix: str = "never", scope: str = "launch"
+) -> Callable[[Callable[..., Iterator[Violation]]], Rule]:
+    def wrap(fn: Callable[..., Iterator[Violation]]) -> Rule:
+        doc = inspect.cleandoc(fn.__doc__ or "")
+        summary = doc.split("\n\n", 1)[0].replace("\n", " ").strip()
+        return Rule(code, name, severity, summary, doc, fix, scope, fn)
+
+    return wrap
+
+
+@dataclass
+class LaunchContext:
+    """Everything a launch-scoped rule may look at. Built once per launch by the engine."""
+
+    launch: ResolvedLaunch
+    workspace: Workspace
+    settings: Settings
+    source: SourceText  # the file the launch is written in
+    _governing: Governing | None = None
+    _governing_fn: Callable[[], Governing] | None = None
+    cache: dict[str, object] = field(default_factory=dict)
+
+    @property
+    def governing(self) -> Governing:
+        if self._governing is None:
+            assert self._governing_fn is not None
+            self._governing = self._governing_fn()
+        return self._governing
+
+    def memo(self, key: str, fn: Callable[[], object]) -> object:
+        if key not in self.cache:
+            self.cache[key] = fn()
+        return self.cache[key]

@@ -1,0 +1,293 @@
+"""Which flashinfer-python governs a launch, and does it have ``enable_dcp``.
+
+Order of authority (lockfiles.md §3): the launch file's own ``pip install`` pins (a Dockerfile's
+last install wins in its image), else the nearest project that mentions flashinfer-python or
+sglang; inside a project the lock decides over manifests. Every governing source that fails is
+reported, the primary lock first, so a stale requirements export next to a good uv.lock is
+still caught.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from packaging.markers import InvalidMarker, Marker
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.version import InvalidVersion, Version
+
+from kimi_lsp.diagnostics import Applicability, Fix, Location, Related
+from kimi_lsp.knowledge import flashinfer as fi
+from kimi_lsp.knowledge.sglang_releases import SglangRelease, sglang_release, sglang_versions
+from kimi_lsp.pins.model import Pin, PinSource
+from kimi_lsp.rules._base import LaunchContext
+
+FI = "flashinfer-python"
+SGLANG = "sglang"
+_LINUX = {
+    "sys_platform": "linux",
+    "platform_system": "Linux",
+    "os_name": "posix",
+    "platform_machine": "x86_64",
+}
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One governing source's answer for flashinfer-python."""
+
+    source: PinSource
+    pins: tuple[Pin, ...]  # the flashinfer-python pins (or the sglang pin when via_sglang)
+    status: str  # "bad" | "ok" | "admits-bad" | "unknown"
+    shown: str  # what the user wrote / what is locked, e.g. "0.6.16.post4" or ">=0.6.10,<0.7"
+    detail: str = ""
+    via_sglang: SglangRelease | None = None
+    project_dir: Path | None = None
+    lock_decides: bool = False  # a lock in the same project decides this manifest's range
+
+    @property
+    def where(self) -> str:
+        return self.source.path.name
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    findings: tuple[Finding, ...]  # every finding, primary first
+    searched: tuple[Path, ...]
+    sglang_version: str | None  # the exact sglang version governing, when known
+    project_locks: dict[Path, tuple[PinSource, ...]] = field(default_factory=dict)
+
+    @property
+    def failing(self) -> tuple[Finding, ...]:
+        return tuple(f for f in self.findings if f.status == "bad")
+
+    @property
+    def undecided(self) -> tuple[Finding, ...]:
+        return tuple(f for f in self.findings if f.status in ("admits-bad", "unknown") and not f.lock_decides)
+
+
+def _applies(pin: Pin) -> bool:
+    if not pin.marker:
+        return True
+    try:
+        return Marker(pin.marker).evaluate({**_LINUX, "extra": pin.group or ""})
+    except (InvalidMarker, Exception):  # undefined environment names: may apply
+        return True
+
+
+def _fi_pins(source: PinSource) -> tuple[Pin, ...]:
+    pins = tuple(p for p in source.pins_for(FI) if _applies(p))
+    overrides = tuple(p for p in pins if p.override)
+    return overrides or pins
+
+
+def _sglang_pin(source: PinSource) -> Pin | None:
+    pins = [p for p in source.pins_for(SGLANG) if _applies(p)]
+    return pins[0] if pins else None
+
+
+def _lock_finding(src: PinSource, project_dir: Path | None) -> Finding | None:
+    pins = _fi_pins(src)
+    if pins:
+        versions = [p.version for p in pins if p.version]
+        verdicts = [fi.has_enable_dcp(v) for v in versions]
+        shown = ", ".join(dict.fromkeys(versions)) or "?"
+        if any(v is False for v in verdicts):
+            bad = [p for p, v in zip(pins, verdicts) if v is False]
+            return Finding(src, tuple(bad), "bad", shown, project_dir=project_dir)
+        if any(v is None for v in verdicts) or not versions:
+            return Finding(src, pins, "unknown", shown, "a version whose signature cannot be known from the release table", project_dir=project_dir)
+        return Finding(src, pins, "ok", shown, project_dir=project_dir)
+    sg = _sglang_pin(src)
+    if sg is not None and sg.version:
+        return _via_sglang(src, sg, sg.version, project_dir)
+    return None
+
+
+def _via_sglang(src: PinSource, sg: Pin, version: str, project_dir: Path | None) -> Finding | None:
+    rel = sglang_release(version)
+    if rel is None or rel.flashinfer_version is None:
+        return None
+    if not rel.has_k3_dcp_check:
+        # that sglang release never runs the check: no launch failure to predict
+        return Finding(src, (sg,), "ok", rel.flashinfer_version, "sglang release without the Kimi-K3 DCP check", rel, project_dir)
+    ok = fi.has_enable_dcp(rel.flashinfer_version)
+    status = "bad" if ok is False else ("ok" if ok else "unknown")
+    return Finding(src, (sg,), status, rel.flashinfer_version, f"sglang {version} pins flashinfer-python=={rel.flashinfer_version}", rel, project_dir)
+
+
+def _manifest_finding(src: PinSource, constraints: list[str], project_dir: Path | None) -> Finding | None:
+    pins = _fi_pins(src)
+    if pins:
+        specs = [p.specifier for p in pins] + constraints
+        verdict = fi.classify(specs)
+        shown = ",".join(s for s in (p.native_spec or p.specifier for p in pins) if s) or "(any version)"
+        status = {
+            "pinned-bad": "bad",
+            "all-bad": "bad",
+            "pinned-ok": "ok",
+            "all-ok": "ok",
+            "admits-bad": "admits-bad",
+            "unconstrained": "admits-bad",
+        }.get(verdict.kind, "unknown")
+        return Finding(src, pins, status, shown, verdict.detail, project_dir=project_dir)
+    sg = _sglang_pin(src)
+    if sg is None:
+        return None
+    if sg.version:
+        return _via_sglang(src, sg, sg.version, project_dir)
+    # a range on sglang: does any admitted release with the check pin a flashinfer without enable_dcp?
+    try:
+        spec = SpecifierSet(sg.specifier)
+    except InvalidSpecifier:
+        return None
+    bad: list[str] = []
+    for v in sglang_versions():
+        try:
+            if not spec.contains(Version(v), prereleases=False):
+                continue
+        except InvalidVersion:
+            continue
+        rel = sglang_release(v)
+        if rel and rel.has_k3_dcp_check and rel.flashinfer_version and fi.has_enable_dcp(rel.flashinfer_version) is False:
+            bad.append(v)
+    if bad:
+        return Finding(src, (sg,), "admits-bad", f"sglang{sg.specifier or ' (any version)'}", f"admits sglang {bad[0]}, whose flashinfer pin lacks enable_dcp", project_dir=project_dir)
+    return None
+
+
+def evaluate(ctx: LaunchContext) -> Evaluation:
+    return ctx.memo("flashinfer", lambda: _evaluate(ctx))  # type: ignore[return-value]
+
+
+def _evaluate(ctx: LaunchContext) -> Evaluation:
+    gov = ctx.governing
+    findings: list[Finding] = []
+    sglang_version: str | None = None
+    locks_by_project: dict[Path, tuple[PinSource, ...]] = {}
+    for src in gov.own:
+        sg = _sglang_pin(src)
+        if sg is not None and sg.version:
+            sglang_version = sg.version
+    own_findings = [f for f in (_manifest_finding(s, [], None) for s in gov.own) if f is not None]
+    own_fi = [f for f in own_findings if f.via_sglang is None]
+    if own_fi:
+        # the image's own last install decides (and any other own source that fails)
+        findings.extend(own_findings)
+    else:
+        findings.extend(own_findings)
+        for project in gov.projects:
+            locks_by_project[project.dir] = project.locks
+            lock_f = [f for f in (_lock_finding(s, project.dir) for s in project.locks) if f is not None]
+            constraints = [
+                p.specifier for m in project.manifests for p in _fi_pins(m) if p.constraint and p.specifier
+            ]
+            man_f: list[Finding] = []
+            for m in project.manifests:
+                f = _manifest_finding(m, [c for c in constraints if m.format != "constraints"], project.dir)
+                if f is not None:
+                    man_f.append(f)
+            if not lock_f and not man_f:
+                continue
+            lock_decides = any(f.via_sglang is None or f.status != "unknown" for f in lock_f)
+            findings.extend(lock_f)
+            for f in man_f:
+                if lock_decides and f.status in ("admits-bad", "unknown"):
+                    f = Finding(f.source, f.pins, f.status, f.shown, f.detail, f.via_sglang, f.project_dir, True)
+                findings.append(f)
+            for src in (*project.locks, *project.manifests):
+                sg = _sglang_pin(src)
+                if sg is not None and sg.version and sglang_version is None:  # own pins come first
+                    sglang_version = sg.version
+            break  # the nearest project that mentions flashinfer or sglang governs
+    return Evaluation(tuple(findings), gov.searched, sglang_version, locks_by_project)
+
+
+# -- fixes -----------------------------------------------------------------------------
+
+
+def bump_target(ctx: LaunchContext, ev: Evaluation) -> str:
+    override = getattr(ctx.settings, "flashinfer_target", None)
+    if override:
+        return str(override)
+    return fi.bump_target(ev.sglang_version)
+
+
+def related_for(f: Finding) -> Related:
+    pin = f.pins[0]
+    if f.via_sglang is not None:
+        msg = f"sglang {f.via_sglang.version} pins flashinfer-python=={f.shown} here ({f.where})"
+    elif f.source.is_lock:
+        msg = f"flashinfer-python {f.shown} is locked here ({f.where})"
+    else:
+        msg = f"flashinfer-python {f.shown} is pinned here ({f.where})"
+    return Related(Location(f.source.path, pin.span), msg)
+
+
+def bump_fixes(ctx: LaunchContext, ev: Evaluation, f: Finding) -> tuple[Fix, ...]:
+    """The safe 'bump the flashinfer-python pin' fix for one failing finding, when a text edit exists."""
+    from kimi_lsp.pins import bump
+
+    target = bump_target(ctx, ev)
+    ws = ctx.workspace
+    manifest: PinSource | None = None
+    followup: str | None = None
+    lock = f.source if f.source.is_lock else None
+    if lock is None:
+        manifest = f.source
+        followup = _followup_for_manifest(ctx, ev, f)
+    else:
+        manifest = _manifest_of_lock(ctx, lock)
+        if lock.relock_command:
+            followup = lock.relock_command.replace("{name}", FI).replace("{version}", target)
+    if manifest is None:
+        return (_display_only(target, lock, followup),) if lock is not None else ()
+    pins = _fi_pins(manifest)
+    if f.via_sglang is not None or not pins:
+        return (_display_only(target, lock or manifest, followup),)
+    text = ws.text(manifest.path)
+    if text is None:
+        return ()
+    edits: list = []
+    for pin in pins:
+        e = bump.bump_fix_edits(manifest, pin, target, text)
+        if e is None:
+            return (_display_only(target, manifest, followup),)
+        edits.extend(e)
+    # the same edit may be produced twice when pins share a line; keep each once
+    uniq = tuple(dict.fromkeys(edits))
+    title = f"Bump flashinfer-python to {target} in {manifest.path.name}"
+    if followup:
+        title += f", then run `{followup}`"
+    return (Fix(title, uniq, Applicability.SAFE, followup),)
+
+
+def _display_only(target: str, src: PinSource, followup: str | None) -> Fix:
+    title = f"Require flashinfer-python>={target} where {src.path.name} comes from"
+    if followup:
+        title += f" and run `{followup}`"
+    return Fix(title, (), Applicability.DISPLAY_ONLY, followup)
+
+
+def _manifest_of_lock(ctx: LaunchContext, lock: PinSource) -> PinSource | None:
+    from kimi_lsp.pins import discovery
+
+    for project in ctx.governing.projects:
+        if lock in project.locks:
+            return discovery.manifest_for_lock(lock, project)
+    return None
+
+
+def _followup_for_manifest(ctx: LaunchContext, ev: Evaluation, f: Finding) -> str | None:
+    from kimi_lsp.pins import bump, discovery
+
+    if f.project_dir is None:
+        return None
+    for project in ctx.governing.projects:
+        if project.dir != f.project_dir:
+            continue
+        for lock in project.locks:
+            if discovery.manifest_for_lock(lock, project) == f.source:
+                return bump.relock_hint(f.source, FI, bump_target(ctx, ev)) or (
+                    lock.relock_command.replace("{name}", FI) if lock.relock_command else None
+                )
+    return bump.relock_hint(f.source, FI, bump_target(ctx, ev)) if f.source.tool else None

@@ -1,0 +1,217 @@
+"""Shared facts for the Kimi-K3 rules: is this launch Kimi-K3 with DCP, and which decode backend.
+
+Mirrors sglang 0.5.23 (``arg_groups/model_overrides/kimi_k3.py``, ``model_override_base.py``):
+the override is registered for ``KimiK3ForConditionalGeneration`` only (``architectures[0]`` of
+the HF config); it runs when ``dcp_size > 1``; the decode backend is
+``--decode-attention-backend`` else ``--attention-backend`` (truthiness: "" is unset), after the
+deprecated renames ``tokenspeed_mla -> cutedsl_mla`` and ``compressed -> dsv4``.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from kimi_lsp.diagnostics import Location
+from kimi_lsp.launch import ArgUse, ResolvedLaunch
+from kimi_lsp.rules._base import LaunchContext
+from kimi_lsp.text import Span
+
+K3_ARCH = "KimiK3ForConditionalGeneration"
+K3_TEXT_ARCH = "KimiK3LinearForCausalLM"
+_K3_NAME = re.compile(r"kimi[-_ ]?k3", re.IGNORECASE)
+# sglang's deprecated value renames (serving_hook.py), applied before the Kimi hook runs
+_RENAMES = {"tokenspeed_mla": "cutedsl_mla", "compressed": "dsv4"}
+# Platform defaults that fill --attention-backend before the model override (platform_hook.py)
+_DEVICE_DEFAULT_BACKEND = {"cpu": "intel_amx", "hpu": "torch_native", "npu": "ascend"}
+
+
+@dataclass(frozen=True, slots=True)
+class ModelFacts:
+    arch: str | None  # architectures[0] when known
+    evidence: str  # human-readable: where the architecture came from
+    guessed: bool  # True when only the model name suggests Kimi-K3
+    model: str | None  # the model path / repo id as written
+
+    @property
+    def is_k3(self) -> bool:
+        return self.arch == K3_ARCH
+
+
+@dataclass(frozen=True, slots=True)
+class DecodeBackend:
+    name: str | None  # resolved (after renames); None = unset -> sglang defaults to cutedsl_mla
+    use: ArgUse | None  # the deciding flag occurrence
+    written: str | None  # as written (tokenspeed_mla before the rename)
+    from_device: str | None = None  # set by a --device platform default
+
+
+@dataclass(frozen=True, slots=True)
+class K3Dcp:
+    """A launch that reaches sglang's Kimi-K3 DCP override."""
+
+    model: ModelFacts
+    dcp_size: int
+    dcp_use: ArgUse
+    decode: DecodeBackend
+
+    def anchor(self, launch: ResolvedLaunch) -> Location:
+        """Where KL101/KL102/KL103 sit: the flag selecting the decode backend, else the DCP size."""
+        use = self.decode.use or self.dcp_use
+        return use_location(launch, use)
+
+
+def use_location(launch: ResolvedLaunch, use: ArgUse) -> Location:
+    path = launch.config.path if use.origin == "config" and launch.config is not None else launch.command.path
+    return Location(path, use.decisive_span)
+
+
+def _int(value: str | None) -> int | None:
+    if value is None:
+        return None
+    try:
+        return int(value.strip())
+    except ValueError:
+        return None
+
+
+def decode_backend(launch: ResolvedLaunch) -> DecodeBackend:
+    for dest in ("decode_attention_backend", "attention_backend"):
+        use = launch.last(dest)
+        if use is not None and use.value:
+            written = use.value
+            return DecodeBackend(_RENAMES.get(written, written), use, written)
+    device = launch.value("device")
+    if device in _DEVICE_DEFAULT_BACKEND:
+        dev = device or ""
+        return DecodeBackend(_DEVICE_DEFAULT_BACKEND[dev], launch.last("device"), None, from_device=dev)
+    return DecodeBackend(None, None, None)
+
+
+def k3_dcp(ctx: LaunchContext) -> K3Dcp | None:
+    """The launch's Kimi-K3 DCP facts, or None when sglang's override would not run."""
+
+    def compute() -> K3Dcp | None:
+        launch = ctx.launch
+        dcp_use = launch.last("dcp_size")
+        dcp = _int(dcp_use.value) if dcp_use is not None else None
+        if dcp_use is None or dcp is None or dcp <= 1:
+            return None
+        model = model_facts(ctx)
+        if not model.is_k3:
+            return None
+        return K3Dcp(model, dcp, dcp_use, decode_backend(launch))
+
+    return ctx.memo("k3_dcp", compute)  # type: ignore[return-value]
+
+
+# -- which model -------------------------------------------------------------------------
+
+
+def model_facts(ctx: LaunchContext) -> ModelFacts:
+    return ctx.memo("model_facts", lambda: _model_facts(ctx))  # type: ignore[return-value]
+
+
+def _model_facts(ctx: LaunchContext) -> ModelFacts:
+    launch = ctx.launch
+    model = launch.value("model_path")
+    # --json-model-override-args '{"architectures": [...]}' wins over everything
+    override = launch.value("json_model_override_args")
+    if override:
+        try:
+            data = json.loads(override)
+        except ValueError:
+            data = None
+        if isinstance(data, dict) and isinstance(data.get("architectures"), list) and data["architectures"]:
+            arch = str(data["architectures"][0])
+            return ModelFacts(arch, "--json-model-override-args sets architectures", False, model)
+    if model is None or model.lower() in ("none", "dummy"):
+        # sglang skips every model-specific check for these
+        return ModelFacts(None, "no model path", False, model)
+    if launch.value("load_format") == "expert_pack":
+        # expert_pack GGUF metadata rewrites the architecture to the text-only class
+        return ModelFacts(K3_TEXT_ARCH, "--load-format expert_pack rewrites architectures", False, model)
+    found = _config_json_arch(ctx, model)
+    if found is not None:
+        return found
+    if _K3_NAME.search(model) and "linear" not in model.lower():
+        return ModelFacts(K3_ARCH, f"the model name `{model}` (no config.json found)", True, model)
+    return ModelFacts(None, "unknown model", False, model)
+
+
+def _config_json_arch(ctx: LaunchContext, model: str) -> ModelFacts | None:
+    ws = ctx.workspace
+    bases = [ctx.launch.command.base_dir, ws.root]
+    expanded = os.path.expanduser(model)
+    candidates: list[Path] = []
+    p = Path(expanded)
+    if p.is_absolute():
+        candidates.append(p / "config.json")
+    else:
+        candidates.extend(b / p / "config.json" for b in bases)
+    for cfg in candidates:
+        if ws.exists(cfg):
+            arch = _read_arch(ws.text(cfg))
+            if arch is not None:
+                return ModelFacts(arch, f"`{_short(cfg, ws.root)}`", False, model)
+    # a Hugging Face repo id: look in the local hub cache
+    if re.fullmatch(r"[\w.-]+/[\w.-]+", model):
+        for hub in _hub_dirs(ctx):
+            snap = hub / f"models--{model.replace('/', '--')}" / "snapshots"
+            try:
+                snaps = sorted(snap.iterdir()) if snap.is_dir() else []
+            except OSError:
+                snaps = []
+            for s in snaps:
+                cfg = s / "config.json"
+                if ws.exists(cfg):
+                    arch = _read_arch(ws.text(cfg))
+                    if arch is not None:
+                        return ModelFacts(arch, "the Hugging Face cache snapshot's config.json", False, model)
+    return None
+
+
+def _read_arch(text: str | None) -> str | None:
+    if not text:
+        return None
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return None
+    archs = data.get("architectures") if isinstance(data, dict) else None
+    if isinstance(archs, list) and archs:
+        return str(archs[0])
+    return None
+
+
+def _hub_dirs(ctx: LaunchContext) -> list[Path]:
+    env = dict(os.environ)
+    for name in ("HF_HUB_CACHE", "HF_HOME", "HUGGINGFACE_HUB_CACHE"):
+        v = ctx.launch.env_value(name)
+        if v:
+            env[name] = v
+    dirs: list[Path] = []
+    if env.get("HF_HUB_CACHE"):
+        dirs.append(Path(env["HF_HUB_CACHE"]).expanduser())
+    if env.get("HUGGINGFACE_HUB_CACHE"):
+        dirs.append(Path(env["HUGGINGFACE_HUB_CACHE"]).expanduser())
+    if env.get("HF_HOME"):
+        dirs.append(Path(env["HF_HOME"]).expanduser() / "hub")
+    if not dirs:
+        xdg = env.get("XDG_CACHE_HOME")
+        base = Path(xdg).expanduser() if xdg else Path.home() / ".cache"
+        dirs.append(base / "huggingface" / "hub")
+    return dirs
+
+
+def _short(path: Path, root: Path) -> str:
+    try:
+        return path.relative_to(root).as_posix()
+    except ValueError:
+        return str(path)
+
+
+def empty_span_at(span: Span) -> Span:
+    return Span(span.start, span.start)

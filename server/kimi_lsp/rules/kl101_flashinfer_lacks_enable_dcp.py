@@ -1,0 +1,127 @@
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from kimi_lsp.diagnostics import Applicability, Fix, Severity
+from kimi_lsp.knowledge import flashinfer as fi
+from kimi_lsp.rules import _flashinfer, _kimi
+from kimi_lsp.rules._base import LaunchContext, Violation, rule
+from kimi_lsp.rules._fixes import add_flag_fix, set_value_fix
+
+SGLANG_ERROR = (
+    "Kimi-K3 DCP with decode_attention_backend='cutedsl_mla' requires enable_dcp in the signature of "
+    "flashinfer.decode.trtllm_batch_decode_with_kv_cache_mla; upgrade to FlashInfer 0.6.17 or newer."
+)
+
+
+@rule(code="KL101", name="flashinfer-lacks-enable-dcp", severity=Severity.ERROR, fix="sometimes")
+def check(ctx: LaunchContext) -> Iterator[Violation]:
+    """Kimi-K3 with decode context parallelism on cutedsl_mla needs a flashinfer-python whose
+    `trtllm_batch_decode_with_kv_cache_mla` accepts `enable_dcp`.
+
+    ## What it does
+    Finds launches of `KimiK3ForConditionalGeneration` with `--dcp-size` > 1 whose decode attention
+    backend resolves to `cutedsl_mla` (explicitly, through `--attention-backend`, through the
+    deprecated alias `tokenspeed_mla`, or by leaving it unset, which sglang fills with
+    `cutedsl_mla`), and checks the flashinfer-python pinned for that launch against a table built
+    from every released wheel's signature (first release with `enable_dcp`: 0.6.17rc1).
+
+    ## Why is this bad?
+    sglang refuses to start, after minutes of loading, with
+    `RuntimeError: Kimi-K3 DCP with decode_attention_backend='cutedsl_mla' requires enable_dcp in
+    the signature of flashinfer.decode.trtllm_batch_decode_with_kv_cache_mla; upgrade to FlashInfer
+    0.6.17 or newer.`
+
+    ## Example
+    ```yaml
+    # requirements.txt: flashinfer-python==0.6.16.post4
+    model-path: moonshotai/Kimi-K3
+    dcp-size: 8
+    decode-attention-backend: cutedsl_mla
+    ```
+
+    Use instead:
+    ```yaml
+    # requirements.txt: flashinfer-python==0.6.17
+    model-path: moonshotai/Kimi-K3
+    dcp-size: 8
+    decode-attention-backend: cutedsl_mla
+    ```
+
+    ## Fix safety
+    Bumping the pin (and flashinfer-cubin / flashinfer-jit-cache pinned beside it) in a
+    requirements, constraints, pyproject, Pipfile, environment.yml or Dockerfile/shell
+    `pip install` line is safe. Lockfiles are never edited: the manifest that produces the lock is
+    bumped and the re-lock command is named. `--dcp-size 1` and `--decode-attention-backend aiter`
+    (ROCm only) are unsafe alternatives: they change how the model is served.
+    """
+    k3 = _kimi.k3_dcp(ctx)
+    if k3 is None or k3.decode.name not in (None, "cutedsl_mla"):
+        return
+    ev = _flashinfer.evaluate(ctx)
+    launch = ctx.launch
+    anchor = k3.anchor(launch)
+    how = _decode_how(k3)
+    model = k3.model.model or "the model"
+    guessed = " (guessed from the model name)" if k3.model.guessed else ""
+    first_final = fi.first_good_final()
+    first = str(fi.min_enable_dcp())
+    for f in ev.failing:
+        fixes = list(_flashinfer.bump_fixes(ctx, ev, f))
+        fixes.extend(_alternatives(ctx, k3))
+        if f.via_sglang is not None:
+            found = f"flashinfer-python {f.shown} (pinned by sglang {f.via_sglang.version} in {f.where})"
+        elif f.source.is_lock:
+            found = f"flashinfer-python {f.shown} (locked in {f.where})"
+        else:
+            found = f"flashinfer-python{_spec(f.shown)} (in {f.where})"
+        msg = (
+            f"Kimi-K3{guessed} DCP (dcp-size {k3.dcp_size}) with decode backend {how} needs "
+            f"`enable_dcp` in flashinfer's trtllm_batch_decode_with_kv_cache_mla, but {found} lacks it; "
+            f"first release with it: {first} (first final: {first_final})"
+        )
+        yield Violation(
+            anchor,
+            msg,
+            fixes=tuple(fixes),
+            related=(_flashinfer.related_for(f),),
+            data={"sglang_error": SGLANG_ERROR, "model": model, "flashinfer": f.shown, "pin_file": str(f.source.path)},
+        )
+
+
+def _spec(shown: str) -> str:
+    return shown if shown[:1] in "=<>!~^" else f" {shown}"
+
+
+def _decode_how(k3: _kimi.K3Dcp) -> str:
+    d = k3.decode
+    if d.use is None:
+        return "`cutedsl_mla` (unset: sglang's default for Kimi-K3 DCP)"
+    flag = d.use.option.value.lstrip("-")
+    if d.written and d.written != d.name:
+        return f"`cutedsl_mla` (`{flag}` {d.written}, a deprecated alias)"
+    return f"`cutedsl_mla` (from `{flag}`)"
+
+
+def _alternatives(ctx: LaunchContext, k3: _kimi.K3Dcp) -> list[Fix]:
+    launch = ctx.launch
+    out: list[Fix] = []
+    f = set_value_fix(launch, k3.dcp_use, "1", "Serve without decode context parallelism (`--dcp-size 1`)", ctx.workspace)
+    if f is not None:
+        out.append(f)
+    if k3.decode.use is not None and k3.decode.use.flag.dest == "decode_attention_backend":
+        f = set_value_fix(
+            launch, k3.decode.use, "aiter", "Use the aiter decode backend instead (ROCm only)", ctx.workspace
+        )
+    else:
+        f = add_flag_fix(
+            launch,
+            k3.decode.use or k3.dcp_use,
+            "--decode-attention-backend",
+            "aiter",
+            "Use the aiter decode backend instead (ROCm only)",
+            ctx.workspace,
+        )
+    if f is not None:
+        out.append(f)
+    return [Fix(x.title, x.edits, Applicability.UNSAFE, x.followup) for x in out]

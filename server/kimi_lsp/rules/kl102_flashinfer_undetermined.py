@@ -1,0 +1,79 @@
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from kimi_lsp.diagnostics import Severity
+from kimi_lsp.knowledge import flashinfer as fi
+from kimi_lsp.rules import _flashinfer, _kimi
+from kimi_lsp.rules._base import LaunchContext, Violation, rule
+
+
+@rule(code="KL102", name="flashinfer-version-undetermined", severity=Severity.WARNING, fix="sometimes")
+def check(ctx: LaunchContext) -> Iterator[Violation]:
+    """A Kimi-K3 DCP launch on cutedsl_mla whose flashinfer-python version cannot be determined.
+
+    ## What it does
+    For the same launches as KL101, reports when no pin of flashinfer-python (or of sglang, whose
+    own exact flashinfer pin then applies) governs the launch, or when the governing pin is a range
+    that admits releases without `enable_dcp` and no lockfile decides.
+
+    ## Why is this bad?
+    Whatever the resolver picks on the day of the install decides whether sglang starts: a range
+    like `>=0.6.10,<0.7` can install 0.6.16.post4 and fail with sglang's RuntimeError at launch.
+
+    ## Example
+    ```text
+    # requirements.txt
+    flashinfer-python>=0.6.10,<0.7
+    ```
+
+    Use instead:
+    ```text
+    # requirements.txt
+    flashinfer-python>=0.6.17,<0.7
+    ```
+
+    ## Fix safety
+    Raising the floor of the range (keeping its cap) is safe.
+    """
+    k3 = _kimi.k3_dcp(ctx)
+    if k3 is None or k3.decode.name not in (None, "cutedsl_mla"):
+        return
+    ev = _flashinfer.evaluate(ctx)
+    if ev.failing:
+        return  # KL101 speaks for this launch
+    anchor = k3.anchor(ctx.launch)
+    first = fi.first_good_final()
+    undecided = ev.undecided
+    if not ev.findings:
+        where = ", ".join(_rel(p, ctx) for p in ev.searched) or "the launch file's directory"
+        yield Violation(
+            anchor,
+            f"Kimi-K3 DCP on cutedsl_mla needs flashinfer-python >= {fi.min_enable_dcp()} (with `enable_dcp`), "
+            f"but no pin of flashinfer-python or sglang governs this launch (searched: {where})",
+        )
+        return
+    for f in undecided:
+        fixes = _flashinfer.bump_fixes(ctx, ev, f) if f.via_sglang is None else ()
+        detail = f": {f.detail}" if f.detail else ""
+        yield Violation(
+            anchor,
+            f"Kimi-K3 DCP on cutedsl_mla needs `enable_dcp` (flashinfer-python >= {first}), but "
+            f"`{_describe(f)}` in {f.where} admits releases without it and no lockfile decides{detail}",
+            fixes=tuple(fixes),
+            related=(_flashinfer.related_for(f),),
+        )
+
+
+def _describe(f: _flashinfer.Finding) -> str:
+    if f.via_sglang is not None or f.shown.startswith("sglang"):
+        return f.shown
+    return f"flashinfer-python{f.shown}" if f.shown[:1] in "=<>!~^" else f"flashinfer-python {f.shown}"
+
+
+def _rel(p, ctx: LaunchContext) -> str:
+    try:
+        r = p.relative_to(ctx.workspace.root).as_posix()
+        return r or "."
+    except ValueError:
+        return str(p)

@@ -1,0 +1,60 @@
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from kimi_lsp.diagnostics import Severity
+from kimi_lsp.rules import _kimi
+from kimi_lsp.rules._base import LaunchContext, Violation, rule
+from kimi_lsp.rules._fixes import set_value_fix
+
+
+@rule(code="KL103", name="k3-dcp-decode-backend", severity=Severity.ERROR, fix="sometimes")
+def check(ctx: LaunchContext) -> Iterator[Violation]:
+    """Kimi-K3 with decode context parallelism only runs on the cutedsl_mla or aiter decode backends.
+
+    ## What it does
+    Flags Kimi-K3 launches with `--dcp-size` > 1 whose decode attention backend resolves to anything
+    else: `--decode-attention-backend X`, or `--attention-backend X` with the decode backend unset
+    (so `--attention-backend trtllm_mla` counts), or a `--device` whose platform default fills it.
+
+    ## Why is this bad?
+    sglang's Kimi-K3 override asserts at start-up:
+    `AssertionError: Decode attention backend for Kimi-K3 DCP must be 'cutedsl_mla' or 'aiter', got 'trtllm_mla'.`
+
+    ## Example
+    ```yaml
+    model-path: moonshotai/Kimi-K3
+    dcp-size: 8
+    attention-backend: trtllm_mla
+    ```
+
+    Use instead:
+    ```yaml
+    model-path: moonshotai/Kimi-K3
+    dcp-size: 8
+    decode-attention-backend: cutedsl_mla
+    ```
+
+    ## Fix safety
+    Switching the backend to `cutedsl_mla` changes which kernels serve the model: unsafe.
+    """
+    k3 = _kimi.k3_dcp(ctx)
+    if k3 is None or k3.decode.name in (None, "cutedsl_mla", "aiter"):
+        return
+    d = k3.decode
+    anchor = k3.anchor(ctx.launch)
+    if d.from_device:
+        how = f"`--device {d.from_device}` fills --attention-backend with `{d.name}`"
+    else:
+        assert d.use is not None
+        how = f"from `{d.use.option.value.lstrip('-')}`"
+    fixes = []
+    if d.use is not None and not d.from_device:
+        f = set_value_fix(ctx.launch, d.use, "cutedsl_mla", "Use the cutedsl_mla decode backend", ctx.workspace)
+        if f is not None:
+            fixes.append(f)
+    yield Violation(
+        anchor,
+        f"Decode attention backend for Kimi-K3 DCP must be 'cutedsl_mla' or 'aiter', got '{d.name}' ({how})",
+        fixes=tuple(fixes),
+    )

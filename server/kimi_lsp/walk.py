@@ -1,0 +1,179 @@
+"""Which files a ``kimi-lsp --check PATH...`` run looks at.
+
+Directories are walked skipping VCS metadata, virtualenvs, node_modules, build outputs and
+git-ignored paths. ``.gitignore`` files are read and matched here (running ``git`` on a linted
+repository could execute its configured hooks, e.g. core.fsmonitor; we never do).
+"""
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+SKIP_DIRS = {
+    ".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", "venv", ".tox", ".nox",
+    ".mypy_cache", ".pytest_cache", ".ruff_cache", ".hypothesis", "build", "dist", ".eggs",
+    "site-packages", ".cache", "out",
+}
+_SHELL_SHEBANG = re.compile(rb"^#!\s*\S*(?:/|env\s+)(?:ba|z|k|da)?sh\b")
+
+
+@dataclass(frozen=True)
+class _Pattern:
+    base: Path
+    regex: re.Pattern[str]
+    negate: bool
+    dir_only: bool
+
+
+def _compile(line: str, base: Path) -> _Pattern | None:
+    line = line.rstrip("\n").rstrip("\r")
+    if not line.strip() or line.startswith("#"):
+        return None
+    if line.endswith(" ") and not line.endswith("\\ "):
+        line = line.rstrip(" ")
+    negate = line.startswith("!")
+    if negate:
+        line = line[1:]
+    if line.startswith("\\"):
+        line = line[1:]
+    dir_only = line.endswith("/")
+    line = line.rstrip("/")
+    anchored = "/" in line
+    line = line.lstrip("/")
+    rx = ""
+    i = 0
+    while i < len(line):
+        c = line[i]
+        if line.startswith("**/", i):
+            rx += "(?:.*/)?"
+            i += 3
+        elif line.startswith("/**", i) and i + 3 == len(line):
+            rx += "/.*"
+            i += 3
+        elif line.startswith("**", i):
+            rx += ".*"
+            i += 2
+        elif c == "*":
+            rx += "[^/]*"
+            i += 1
+        elif c == "?":
+            rx += "[^/]"
+            i += 1
+        elif c == "[":
+            j = line.find("]", i + 1)
+            if j < 0:
+                rx += re.escape(c)
+                i += 1
+            else:
+                body = line[i + 1 : j].replace("\\", "\\\\")
+                if body.startswith("!"):
+                    body = "^" + body[1:]
+                rx += f"[{body}]"
+                i = j + 1
+        else:
+            rx += re.escape(c)
+            i += 1
+    prefix = "" if anchored else "(?:.*/)?"
+    return _Pattern(base, re.compile(f"^{prefix}{rx}(?:/.*)?$"), negate, dir_only)
+
+
+class IgnoreRules:
+    """.gitignore semantics, enough for deciding what a linter should skip."""
+
+    def __init__(self) -> None:
+        self._by_dir: dict[Path, list[_Pattern]] = {}
+
+    def load_dir(self, d: Path) -> None:
+        if d in self._by_dir:
+            return
+        pats: list[_Pattern] = []
+        gi = d / ".gitignore"
+        try:
+            if gi.is_file() and gi.stat().st_size < 1_000_000:
+                for line in gi.read_text("utf-8", "replace").splitlines():
+                    p = _compile(line, d)
+                    if p is not None:
+                        pats.append(p)
+        except OSError:
+            pass
+        self._by_dir[d] = pats
+
+    def ignored(self, path: Path, is_dir: bool, ancestors: Iterable[Path]) -> bool:
+        verdict = False
+        for d in ancestors:
+            for p in self._by_dir.get(d, ()):
+                if p.dir_only and not is_dir:
+                    # a dir-only pattern still matches files below a matching directory
+                    try:
+                        rel = path.relative_to(d).as_posix()
+                    except ValueError:
+                        continue
+                    parent_rel = rel.rsplit("/", 1)[0] if "/" in rel else None
+                    if parent_rel is None or not p.regex.match(parent_rel):
+                        continue
+                    verdict = not p.negate
+                    continue
+                try:
+                    rel = path.relative_to(d).as_posix()
+                except ValueError:
+                    continue
+                if p.regex.match(rel):
+                    verdict = not p.negate
+        return verdict
+
+
+def is_candidate(path: Path) -> bool:
+    """Files that may hold a launch (cheap test on the name; shebang for extension-less files)."""
+    from kimi_lsp.engine import looks_like_launch_candidate
+
+    if looks_like_launch_candidate(path):
+        return True
+    if path.suffix == "" and not path.name.startswith("."):
+        try:
+            with open(path, "rb") as fh:
+                return bool(_SHELL_SHEBANG.match(fh.read(64)))
+        except OSError:
+            return False
+    return False
+
+
+def walk(root: Path, repo_root: Path | None = None) -> Iterator[Path]:
+    """Candidate launch files under ``root`` (sorted, deterministic)."""
+    rules = IgnoreRules()
+    top = repo_root if repo_root is not None and (root == repo_root or repo_root in root.parents) else root
+    # .gitignore files between the repository root and the walked directory apply too
+    chain = [top] + [p for p in reversed(root.parents) if top in p.parents] + ([root] if root != top else [])
+    for d in chain:
+        rules.load_dir(d)
+    seen_real: set[str] = set()
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+        d = Path(dirpath)
+        real = os.path.realpath(dirpath)
+        if real in seen_real:
+            dirnames[:] = []
+            continue
+        seen_real.add(real)
+        rules.load_dir(d)
+        ancestors = [a for a in (*reversed(d.parents), d) if a == top or top in a.parents]
+        keep = []
+        for name in sorted(dirnames):
+            sub = d / name
+            if name in SKIP_DIRS or name.endswith(".egg-info"):
+                continue
+            if (sub / "pyvenv.cfg").exists():
+                continue  # a virtualenv under any name
+            if rules.ignored(sub, True, ancestors):
+                continue
+            keep.append(name)
+        dirnames[:] = keep
+        for name in sorted(filenames):
+            f = d / name
+            if rules.ignored(f, False, ancestors):
+                continue
+            if f.is_symlink() and not f.exists():
+                continue
+            if is_candidate(f):
+                yield f
