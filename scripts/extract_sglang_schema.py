@@ -929,7 +929,13 @@ def type_data(wheel: Wheel) -> dict[str, Any]:
     if mod is not None and "ALLOWED_KEYS_PER_PHASE" in mod.assigns:
         allowed = wheel.lookup(mod.name, "ALLOWED_KEYS_PER_PHASE")
         phases = wheel.class_attr(Ref("class", "Phase", mod.name), "ALL")
-        out["cuda_graph_config"] = {"phases": list(phases), "allowed_keys": {k: list(v) for k, v in allowed.items()}}
+        parser_fn = mod.functions.get("parse_cuda_graph_config_arg")
+        # Up to 0.5.21 the JSON form still accepted backend "tc_piecewise".
+        checks_backend = parser_fn is not None and any(
+            isinstance(n, ast.Call) and getattr(n.func, "id", None) == "parse_cuda_graph_backend_arg"
+            for n in ast.walk(parser_fn))
+        out["cuda_graph_config"] = {"phases": list(phases), "allowed_keys": {k: list(v) for k, v in allowed.items()},
+                                    "rejects_tc_piecewise": checks_backend}
     return out
 
 

@@ -281,8 +281,14 @@ def choice_lists() -> dict[str, list[Any]]:
 def type_data() -> dict[str, Any]:
     from sglang.srt.model_executor import cuda_graph_config as cg
 
+    try:  # behaviour, not source: does the JSON form reject the retired backend?
+        cg.parse_cuda_graph_config_arg('{"decode": {"backend": "tc_piecewise"}}')
+        rejects = False
+    except argparse.ArgumentTypeError:
+        rejects = True
     return {"cuda_graph_config": {"phases": list(cg.Phase.ALL),
-                                  "allowed_keys": {k: list(v) for k, v in cg.ALLOWED_KEYS_PER_PHASE.items()}}}
+                                  "allowed_keys": {k: list(v) for k, v in cg.ALLOWED_KEYS_PER_PHASE.items()},
+                                  "rejects_tc_piecewise": rejects}}
 
 
 class ProbeError(Exception):
@@ -322,6 +328,9 @@ def parse(parser: argparse.ArgumentParser, argv: list[str]) -> dict[str, Any]:
 
 
 def match_probe(parser: argparse.ArgumentParser, token: str) -> dict[str, Any]:
+    if token == "--":
+        # parse_args never asks _parse_optional about "--": it ends the options.
+        return {"kind": "match", "token": token, "result": "end_of_options"}
     try:
         got = parser._parse_optional(token)
     except ProbeError as e:

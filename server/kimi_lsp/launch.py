@@ -126,7 +126,8 @@ def config_tokens(config: ConfigFile, schema: Schema) -> tuple[list[tuple[Token,
             # sglang raises here: nothing after this key is parsed
             break
         value = entry.value
-        store_true = flag is not None and flag.action == "store_true"
+        # the merger's own list of store_true keys (it differs between releases)
+        store_true = key.replace("-", "_") in schema.config_store_true_keys
         if isinstance(value, bool):
             if store_true:
                 if value:

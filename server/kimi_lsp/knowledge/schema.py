@@ -135,7 +135,7 @@ def _flag_from_json(raw: Mapping[str, Any], type_data: Mapping[str, Any]) -> Fla
     )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # identity equality: two loads of one release are the same object
 class Schema:
     version: str
     flags: tuple[Flag, ...]
@@ -195,9 +195,11 @@ class Schema:
         A Flag when argparse picks one action; a tuple of candidate option strings, in
         argparse's order, when it would report "ambiguous option"; None when the token is not
         an option of this parser (argparse would then report it as unrecognized, or read it
-        as a positional)."""
-        if not option or option[0] != "-":
-            return None
+        as a positional) and for "--". A token with "=" is matched on the part before it, after
+        the whole token (argparse's order); whether the flag accepts the explicit value is the
+        caller's question (a store_true flag errors with "ignored explicit argument")."""
+        if not option or option[0] != "-" or option == "--":
+            return None  # a positional, or "--" which ends the options
         flag = self._by_option.get(option)
         if flag is not None:
             return flag
@@ -383,12 +385,19 @@ def _human_readable_int(value: str) -> int:
 _I64_MIN, _U64_MAX = -(2**63), 2**64 - 1
 
 
-def _orjson_int(text: str) -> int:
-    # orjson rejects integers that fit neither i64 nor u64.
+def _orjson_int(text: str) -> int | float:
+    # orjson reads integers beyond i64/u64 as doubles (and rejects those that overflow one).
     n = int(text)
-    if n < _I64_MIN or n > _U64_MAX:
-        raise ValueError("integer out of range")
-    return n
+    if _I64_MIN <= n <= _U64_MAX:
+        return n
+    return _orjson_float(text)
+
+
+def _orjson_float(text: str) -> float:
+    f = float(text)
+    if f in (float("inf"), float("-inf")):
+        raise ValueError("number is infinity when parsed as double")
+    return f
 
 
 def _orjson_constant(name: str) -> Any:
@@ -396,11 +405,13 @@ def _orjson_constant(name: str) -> Any:
 
 
 def _json_list(value: str) -> Any:
-    # Port of sglang's json_list_type, which parses with orjson (stricter than json: no NaN,
-    # no out-of-range integers, no lone surrogates) and turns its JSONDecodeError into this message.
+    # Port of sglang's json_list_type, which parses with orjson -- stricter than json: no
+    # NaN/Infinity, no overflowing numbers, no lone surrogates -- and turns its JSONDecodeError
+    # into this message. (Despite the name, any JSON value passes.)
     try:
-        parsed = json.loads(value, parse_int=_orjson_int, parse_constant=_orjson_constant)
-        if "\\ud8" in value.lower() or any(0xD800 <= ord(c) <= 0xDFFF for c in value):
+        parsed = json.loads(value, parse_int=_orjson_int, parse_float=_orjson_float,
+                            parse_constant=_orjson_constant)
+        if "\\u" in value or any(0xD800 <= ord(c) <= 0xDFFF for c in value):
             _reject_surrogates(parsed)
         return parsed
     except (ValueError, RecursionError):
@@ -454,7 +465,7 @@ def _cuda_graph_config(raw: str, info: Mapping[str, Any] | None) -> Any:
         if not isinstance(settings, dict):
             raise _TypeError(
                 f"--cuda-graph-config['{phase}'] must be a JSON object, got {type(settings).__name__}")
-        if "backend" in settings:
+        if "backend" in settings and (info or {}).get("rejects_tc_piecewise", True):
             _cuda_graph_backend(settings["backend"])
         allowed = tuple(allowed_keys.get(phase, ()))
         result[phase] = {}

@@ -177,14 +177,29 @@ def _split_words(text: str, a: int, b: int, escape: str = "\\", operators: bool 
                 quote = None
             i += 1
             continue
-        if c == escape and i + 1 < b:
-            if text[i + 1] in "\r\n":
-                close(i)
+        if c == escape:
+            if i + 1 >= b or text[i + 1] in "\r\n":
+                close(i)  # a line continuation (or a dangling escape at the very end)
                 i += 2 + (1 if text[i + 1 : i + 3] == "\r\n" else 0)
                 continue
             if start is None:
                 start = i
             i += 2
+            continue
+        if operators and c in "<>":
+            # a redirection: drop it, a numeric fd before it, and its target word
+            if start is not None and text[start:i].isdigit():
+                start = None
+            close(i)
+            while i < b and text[i] in "<>&|":
+                i += 1
+            if i < b and text[i - 1] == "&" and text[i].isdigit():
+                i += 1
+                continue
+            while i < b and text[i] in " \t":
+                i += 1
+            while i < b and not text[i].isspace() and text[i] not in ";&|()":
+                i += 1
             continue
         if c in "'\"":
             if start is None:
@@ -385,12 +400,10 @@ def _indirect_spec_span(value: str, w: _Word) -> Span | None:
     if p.start < a or p.start + p.length > b:
         return None  # the variable holds more than the specifier
     inner = value[p.start : p.start + p.length]
-    m = re.match(r"^(.*?)(===|==|~=|>=|<=|!=|<|>)?\s*$", value[a : p.start])
-    clause_before = value[a : p.start]
-    if not re.search(r"(===|==|~=|>=|<=|!=|<|>)\s*$", clause_before) or not m:
-        return None
+    if not re.search(r"(===|==|~=|>=|<=|!=|<|>)\s*$", value[a : p.start]):
+        return None  # the variable does not start a clause's version
     after = value[p.start + p.length : b]
-    if after and not re.match(r"^\s*(,|$)", after):
+    if after and not re.match(r"^(\+[A-Za-z0-9.]+)?\s*(,|$)", after):
         return None  # e.g. ==${V}.post1: the variable is only part of the version
     if not re.fullmatch(r"[0-9A-Za-z.!+_-]+", inner):
         return None
@@ -488,12 +501,14 @@ def iter_instructions(text: str, escape: str = "\\") -> Iterator[Instruction]:
         args_start = off + m.end()
         end = off + len(body)
         first_line = body
-        while cont.search(body) and i + 1 < len(lines):
+        last = body
+        while cont.search(last) and i + 1 < len(lines):
             i += 1
             off, raw = lines[i]
             body = raw.rstrip("\r\n")
             if not body.strip() or body.lstrip().startswith("#"):
                 continue  # comment and empty lines inside a continuation are dropped
+            last = body
             end = off + len(body)
         i += 1
         heredoc = None
@@ -548,10 +563,7 @@ def _docker_vars(text: str, ins: Instruction, env: dict[str, _Var], escape: str)
         if m:
             word = _expand(text, s + m.end(), e, env, escape)
             env[m.group(1)] = _Var(word.value, word.where)
-        elif ins.keyword == "ARG" and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", raw):
-            env.setdefault(raw, _Var("", OffsetMap()))
-            if not env[raw].value:
-                env.pop(raw)  # declared without a default: unknown unless a global default exists
+        # ``ARG NAME`` without a default defines nothing we can know (a --build-arg may set it)
 
 
 def _scan_dockerfile(source: SourceText, res: _Result) -> None:

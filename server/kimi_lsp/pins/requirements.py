@@ -290,7 +290,8 @@ def _positional_args(command: str) -> list[str]:
 
 def _relock_template(info: CompiledInfo, out_name: str) -> str | None:
     """Re-run the compile moving only the named package ({name}/{version} placeholders)."""
-    cmd = info.command.replace("{", "{{").replace("}", "}}") if info.command else None
+    # placeholders are substituted with str.replace (not format): braces in the command stay as written
+    cmd = info.command
     if cmd and info.tool == "uv" and cmd.startswith("uv pip compile"):
         return cmd.replace("uv pip compile", "uv pip compile -P {name}=={version}", 1)
     if cmd and info.tool == "uv" and cmd.startswith("uv export"):
@@ -298,7 +299,7 @@ def _relock_template(info: CompiledInfo, out_name: str) -> str | None:
     if cmd and cmd.startswith("pip-compile"):
         return cmd.replace("pip-compile", 'pip-compile -P "{name}=={version}"', 1)
     if info.inputs:
-        inp = info.inputs[0].replace("{", "{{").replace("}", "}}")
+        inp = info.inputs[0]
         if info.tool == "uv":
             return f"uv pip compile {inp} -P {{name}}=={{version}} -o {out_name}"
         return f'pip-compile -P "{{name}}=={{version}}" -o {out_name} {inp}'
@@ -413,9 +414,9 @@ def read_requirements_tree(
     first = read_requirements(source, workspace, constraints=constraints)
     out = [first]
     seen = {(source.path, first.format == "constraints")}
-    todo: list[tuple[SourceText, PinSource, int]] = [(source, first, 0)]
+    todo: list[tuple[SourceText, int]] = [(source, 0)]
     while todo and len(out) < _MAX_INCLUDED_FILES:
-        src, parsed, depth = todo.pop(0)
+        src, depth = todo.pop(0)
         if depth >= _MAX_INCLUDE_DEPTH:
             continue
         for path_text, is_c in _include_directives(src):
@@ -428,7 +429,7 @@ def read_requirements_tree(
                 continue  # reported on the including line by read_requirements
             child = read_requirements(got, workspace, constraints=is_c)
             out.append(child)
-            todo.append((got, child, depth + 1))
+            todo.append((got, depth + 1))
     return tuple(out)
 
 

@@ -1,0 +1,67 @@
+"""What each sglang release requires of flashinfer and its kernel packages, from its metadata.
+
+Every sglang release pins flashinfer-python with ``==``, so a project that pins only
+``sglang==X`` still installs one known flashinfer version. ``data/sglang_releases.json`` holds that
+mapping (made by ``scripts/build_sglang_table.py`` from the released wheels' METADATA) so that
+lint time needs no resolver and no network.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from types import MappingProxyType
+
+from packaging.version import InvalidVersion, Version
+
+_DATA = Path(__file__).with_name("data") / "sglang_releases.json"
+
+
+@dataclass(frozen=True)
+class SglangRelease:
+    version: str
+    flashinfer_requirement: str | None  # as in METADATA, e.g. "flashinfer_python[cu13]==0.7.2"
+    flashinfer_version: str | None  # the exact version when pinned with ==
+    has_k3_dcp_check: bool  # the release refuses Kimi-K3 DCP + cutedsl_mla without enable_dcp
+    # canonical name -> specifier, for sglang-kernel / sgl-kernel, torch, flashinfer-cubin and
+    # flashinfer-jit-cache when the release constrains them
+    pins: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    # the sglang extra flashinfer comes with (old releases: "srt"); None when it is a base dependency
+    flashinfer_extra: str | None = None
+    # the source file of sglang's Kimi-K3 DCP check, e.g. "sglang/srt/arg_groups/overrides.py"
+    k3_dcp_check_file: str | None = None
+
+
+@cache
+def _table() -> Mapping[Version, SglangRelease]:
+    data = json.loads(_DATA.read_text(encoding="utf-8"))
+    table: dict[Version, SglangRelease] = {}
+    for row in data["releases"]:
+        release = SglangRelease(
+            version=row["version"],
+            flashinfer_requirement=row.get("flashinfer_requirement"),
+            flashinfer_version=row.get("flashinfer_version"),
+            has_k3_dcp_check=row.get("k3_dcp_check") is not None,
+            pins=MappingProxyType(dict(row.get("pins") or {})),
+            flashinfer_extra=row.get("flashinfer_extra"),
+            k3_dcp_check_file=row.get("k3_dcp_check"),
+        )
+        table[Version(release.version)] = release
+    return dict(sorted(table.items()))
+
+
+def sglang_release(version: str) -> SglangRelease | None:
+    """The release ``version`` (PEP 440 equality, ``+local`` ignored), or None when unknown."""
+    try:
+        parsed = Version(version.strip())
+    except InvalidVersion:
+        return None
+    return _table().get(Version(parsed.public))
+
+
+def sglang_versions() -> tuple[str, ...]:
+    """Every sglang release in the table, PEP 440 sorted."""
+    return tuple(r.version for r in _table().values())
