@@ -34,6 +34,8 @@ SCRATCH=${SCRATCH:-/tmp/kimi-lockgen}
 TOOLS=${TOOLS:-/tmp/kimi-locktools}
 PORT=8765
 LOCAL_INDEX="http://127.0.0.1:$PORT/simple"
+# Real-index resolutions see the index as of this date, so a re-run writes the same locks.
+EXCLUDE_NEWER=2026-11-29T00:00:00Z
 
 rm -rf "$SCRATCH"
 mkdir -p "$SCRATCH"
@@ -152,7 +154,7 @@ placeholders() {
 # uv.lock against the real index.
 for case in uv-lock/pinned-old uv-lock/ok uv-lock/sglang-only uv-lock/sglang-old uv-lock/sglang-override; do
     stage "$case" pyproject.toml
-    "$T/uv" lock --no-progress
+    "$T/uv" lock --no-progress --exclude-newer "$EXCLUDE_NEWER"
     placeholders uv.lock
     keep "$case" uv.lock
 done
@@ -161,9 +163,9 @@ done
 # widen the manifest to the committed range; uv keeps the locked 0.6.10 since it satisfies it.
 stage uv-lock/range-old pyproject.toml
 sed -i 's/flashinfer-python\[cu13\]>=0.6.10,<0.7/flashinfer-python[cu13]==0.6.10/' pyproject.toml
-"$T/uv" lock --no-progress
+"$T/uv" lock --no-progress --exclude-newer "$EXCLUDE_NEWER"
 cp "$FIX/uv-lock/range-old/pyproject.toml" pyproject.toml
-"$T/uv" lock --no-progress
+"$T/uv" lock --no-progress --exclude-newer "$EXCLUDE_NEWER"
 placeholders uv.lock
 keep uv-lock/range-old uv.lock
 
@@ -180,7 +182,7 @@ keep uv-lock/workspace uv.lock
 # ---------------------------------------------------------------------------------------
 # pylock.toml, inline wheel tables (uv export) from a real-index lock ...
 stage pylock/uv-export pyproject.toml
-"$T/uv" lock --no-progress
+"$T/uv" lock --no-progress --exclude-newer "$EXCLUDE_NEWER"
 "$T/uv" export --no-progress --format pylock.toml -o pylock.toml >/dev/null
 placeholders pylock.toml
 keep pylock/uv-export pylock.toml

@@ -186,7 +186,7 @@ class Engine:
         tok, toks = config_path_token(cmd)
         if tok is None:
             return None, []
-        path = resolve_config_path(tok.value, cmd, self.workspace.root)
+        path = resolve_config_path(tok.value, cmd, self.workspace.root, self.workspace.exists)
         if path is None or path.suffix.lower() not in (".yaml", ".yml"):
             return None, []  # reported by the config rules (missing file, non-YAML)
         path = path.resolve()

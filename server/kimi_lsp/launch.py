@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -110,7 +110,10 @@ def config_tokens(config: ConfigFile, schema: Schema) -> tuple[list[tuple[Token,
     problems: list[ArgProblem] = []
     for entry in config.entries:
         key = entry.key.value
-        key_tok = Token(f"--{key}", entry.key.span)
+        # sglang emits `--{key}` verbatim; a kimi-lsp TOML profile accepts underscores (its
+        # export writes dashes), so only YAML keeps the key as written
+        emitted = key.replace("_", "-") if config.format == "toml" else key
+        key_tok = Token(f"--{emitted}", entry.key.span)
         flag = schema.config_key(key)
         if flag is not None and flag.config_refused:
             problems.append(
@@ -123,8 +126,9 @@ def config_tokens(config: ConfigFile, schema: Schema) -> tuple[list[tuple[Token,
                     entry=entry,
                 )
             )
-            # sglang raises here: nothing after this key is parsed
-            break
+            # sglang raises at the first such key; the rest is still replayed so that every
+            # refused key, and the launch the other keys describe, can be checked in one pass
+            continue
         value = entry.value
         # the merger's own list of store_true keys (it differs between releases)
         store_true = key.replace("-", "_") in schema.config_store_true_keys
@@ -420,13 +424,18 @@ def resolve(command: LaunchCommand, schema: Schema, config: ConfigFile | None) -
     )
 
 
-def resolve_config_path(token_value: str, command: LaunchCommand, cwd: Path) -> Path | None:
-    """Find the ``--config`` file: relative to the launch file's directory, then the working dir."""
+def resolve_config_path(
+    token_value: str, command: LaunchCommand, cwd: Path, exists: Callable[[Path], bool] | None = None
+) -> Path | None:
+    """Find the ``--config`` file: relative to the launch file's directory, then the working dir.
+
+    ``exists`` lets the caller look through editor overlays (``Workspace.exists``)."""
     p = Path(token_value)
     if p.is_absolute():
         return p
+    test = exists or Path.exists
     for base in (command.base_dir, cwd):
         cand = base / p
-        if cand.exists():
+        if test(cand):
             return cand
     return None

@@ -57,13 +57,6 @@ def sole_version(specifier: str) -> str | None:
     return None
 
 
-def parse_version(text: str) -> Version | None:
-    try:
-        return Version(text)
-    except (InvalidVersion, TypeError):
-        return None
-
-
 def valid_specifier(spec: str) -> bool:
     try:
         SpecifierSet(spec)
@@ -234,7 +227,8 @@ def scan_requirement(s: str) -> ReqParts | None:
     error = None
     try:
         Requirement(s.strip())
-    except InvalidRequirement as exc:
+    except (InvalidRequirement, InvalidSpecifier, InvalidVersion, ValueError) as exc:
+        # packaging raises InvalidSpecifier (not InvalidRequirement) for some bad clauses
         error = str(exc).splitlines()[0] if str(exc) else "invalid requirement"
     return ReqParts(
         name=s[name_range[0] : name_range[1]],

@@ -35,6 +35,11 @@ class _Clause:
     end: int
     op: str
     version: str
+    version_start: int  # where the version begins (after the operator and any blanks)
+
+    def core_prefix(self, core: str) -> str:
+        """The operator as written, with the blanks between it and the version."""
+        return core[self.start : self.version_start]
 
 
 def _style(source: PinSource, pin: Pin) -> str:
@@ -67,7 +72,7 @@ def _clauses(core: str, style: str) -> list[_Clause] | None:
         m = rx.match(core, pos)
         if not m or m.end() == pos or (style == "pep440" and not m.group(1)):
             return None
-        out.append(_Clause(m.start(), m.end(), m.group(1) or "", m.group(2)))
+        out.append(_Clause(m.start(), m.end(), m.group(1) or "", m.group(2), m.start(2)))
         pos = m.end()
     return out
 
@@ -107,27 +112,29 @@ def _bump_clauses(core: str, style: str, target: str, local: str | None) -> str 
     for k, c in enumerate(clauses):
         wildcard = c.version.endswith("*")
         base = c.version.rstrip("*").rstrip(".")
+        # same operator: only the version moves, the author's spacing stays
+        keep_op = c.core_prefix(core)
         if c.op in ("==", "===", "") and not wildcard or (c.op == "=" and style == "poetry" and not wildcard):
             had_floor = True
-            new[k] = f"{c.op}{exact_v}"
+            new[k] = keep_op + exact_v
         elif c.op == "=" and style == "conda":
             had_floor = True
-            new[k] = f"={target}"  # conda's fuzzy pin keeps its notation: =0.6.17 (0.6.17.*)
+            new[k] = keep_op + target  # conda's fuzzy pin keeps its notation: =0.6.17 (0.6.17.*)
         elif c.op in ("^", "~"):
             had_floor = True
-            new[k] = f"{c.op}{target}"
+            new[k] = keep_op + target
         elif c.op == "~=":
             had_floor = True
             rel = _release(c.version)
             if rel is not None and len(rel) == 2:
                 new[k] = f">={target},<{rel[0] + 1}"  # ~=0.6 is >=0.6,<1: keep that cap
             else:
-                new[k] = f"~={target}"
+                new[k] = keep_op + target
         elif c.op in (">=", ">"):
             had_floor = True
             v = _vers(c.version)
             if v is None or v < tv or c.op == ">" and v <= tv:
-                new[k] = f">={target}"
+                new[k] = (keep_op if c.op == ">=" else ">=") + target
         elif wildcard and c.op in ("==", "", "="):
             had_floor = True
             rel = _release(base)
@@ -261,11 +268,11 @@ def _pin_edit(source: PinSource, pin: Pin, target: str, text: str, local: str | 
     if new is None:
         return None
     if source.format in ("dockerfile", "shell"):
-        return _shell_safe(source, pin, sp, old, new, text)
+        return _shell_safe(source, pin, sp, new, text)
     return Edit(source.path, sp, new)
 
 
-def _shell_safe(source: PinSource, pin: Pin, sp: Span, old: str, new: str, text: str) -> Edit | None:
+def _shell_safe(source: PinSource, pin: Pin, sp: Span, new: str, text: str) -> Edit | None:
     """In an unquoted shell word ``>=`` would be a redirection: quote the whole word then."""
     word = pin.span
     if not (word.start <= sp.start and sp.end <= word.end) or not (_SHELL_SPECIAL & set(new)):
@@ -300,9 +307,12 @@ def bump_fix_edits(
 
 
 def _bump(source: PinSource, pin: Pin, target: str, text: str, companions: bool) -> tuple[Edit, ...] | None:
+    # a target may carry its own local label (aligning a jit-cache pin to "0.6.17+cu130"):
+    # exact clauses get it, floors get the public version (">=0.6.17+cu130" is invalid PEP 440)
+    target, _, target_local = target.partition("+")
     if _vers(target) is None:
         return None
-    local = _local_label(pin) if pin.name == "flashinfer-jit-cache" else None
+    local = target_local or (_local_label(pin) if pin.name == "flashinfer-jit-cache" else None)
     main = _pin_edit(source, pin, target, text, local)
     if main is None:
         return None

@@ -11,14 +11,13 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from kimi_lsp.pins._pep508 import (
     OffsetMap,
-    Piece,
     canonical,
     egg_name,
     failed_source,
@@ -242,7 +241,7 @@ def _shell_commands(text: str, a: int, b: int, escape: str) -> list[list[tuple[i
                 sp = _span_of(item)
                 if sp is not None:
                     spans.append((sp.start, sp.end))
-            spans.sort()
+            spans = sorted(set(spans))
             if spans:
                 out.append(spans)
     except Exception:
@@ -251,9 +250,16 @@ def _shell_commands(text: str, a: int, b: int, escape: str) -> list[list[tuple[i
 
 
 def _span_of(item: Any) -> Span | None:
+    """The raw text of a word (Token) or of an assignment (EnvVar: ``NAME=value``)."""
     sp = getattr(item, "span", None)
     if isinstance(sp, Span):
         return sp
+    name, value = getattr(item, "name", None), getattr(item, "value", None)
+    if isinstance(getattr(name, "span", None), Span):
+        out = name.span
+        if isinstance(getattr(value, "span", None), Span):
+            out = out.cover(value.span)
+        return out
     spans = [getattr(x, "span", None) for x in (item if isinstance(item, tuple) else ())]
     spans = [s for s in spans if isinstance(s, Span)]
     if spans:
@@ -325,7 +331,7 @@ class _Result:
     includes: list[tuple[str, bool, Span]]
 
 
-def _scan_install(args: list[_Word], text: str, res: _Result) -> None:
+def _scan_install(args: list[_Word], res: _Result) -> None:
     i = 0
     while i < len(args):
         w = args[i]
@@ -346,7 +352,7 @@ def _scan_install(args: list[_Word], text: str, res: _Result) -> None:
             if opt in ("-r", "--requirement", "--requirements", "-c", "--constraint", "--constraints") and path_text:
                 res.includes.append((path_text, opt.startswith(("-c", "--c")), (target or w).span))
             continue
-        pin = _requirement_pin(w, text, res)
+        pin = _requirement_pin(w, res)
         if pin is not None:
             res.pins.append(pin)
 
@@ -359,7 +365,7 @@ def _looks_like_archive(v: str) -> bool:
     )
 
 
-def _requirement_pin(w: _Word, text: str, res: _Result) -> Pin | None:
+def _requirement_pin(w: _Word, res: _Result) -> Pin | None:
     v = w.value
     if not v.strip():
         return None
@@ -387,25 +393,29 @@ def _requirement_pin(w: _Word, text: str, res: _Result) -> Pin | None:
 
 
 def _indirect_spec_span(value: str, w: _Word) -> Span | None:
-    """When the specifier is part literal, part one variable (``==${V}``), the variable's value is
-    where the version is defined: point at it, but only when it is the whole of one version."""
+    """When the specifier is part literal, part variable (``==${V}``, ``==${V}+${CUDA}``), the
+    variable right after the operator is where the version is defined: point at its value, but
+    only when it is the whole public version (a local label may follow)."""
     parts = scan_requirement(value)
     if parts is None:
         return None
     a, b = parts.spec_range
     outside = [p for p in w.where.overlapping(a, b) if not (w.span.start <= p.file_start < w.span.end)]
-    if len(outside) != 1:
+    if not outside:
         return None
     p = outside[0]
     if p.start < a or p.start + p.length > b:
         return None  # the variable holds more than the specifier
-    inner = value[p.start : p.start + p.length]
     if not re.search(r"(===|==|~=|>=|<=|!=|<|>)\s*$", value[a : p.start]):
         return None  # the variable does not start a clause's version
+    inner = value[p.start : p.start + p.length]
     after = value[p.start + p.length : b]
     if after and not re.match(r"^(\+[A-Za-z0-9.]+)?\s*(,|$)", after):
         return None  # e.g. ==${V}.post1: the variable is only part of the version
-    if not re.fullmatch(r"[0-9A-Za-z.!+_-]+", inner):
+    clause_end = p.start + p.length + len(after.split(",")[0])
+    if any(q.start >= clause_end for q in outside[1:]):
+        return None  # more variables in later clauses: which one moves is unclear
+    if not re.fullmatch(r"[0-9A-Za-z.!_-]+", inner):
         return None
     return Span(p.file_start, p.file_start + p.length)
 
@@ -426,7 +436,7 @@ def _scan_shell(text: str, a: int, b: int, env: dict[str, _Var], escape: str, re
         _note_assignments(text, spans, words, env, escape)
         got = _install_args(words)
         if got is not None:
-            _scan_install(got[0], text, res)
+            _scan_install(got[0], res)
 
 
 def _note_assignments(
@@ -640,7 +650,7 @@ def _scan_exec_form(text: str, a: int, b: int, env: dict[str, _Var], res: _Resul
         return
     got = _install_args(words)
     if got is not None:
-        _scan_install(got[0], text, res)
+        _scan_install(got[0], res)
 
 
 # -- public ------------------------------------------------------------------------------------
@@ -705,5 +715,3 @@ def _constraint_includes(source: SourceText, kind: str) -> set[Path]:
             out.add(p)
     return out
 
-
-__all__: Iterable[str] = ["Instruction", "dockerfile_escape", "iter_instructions", "read_install_pins", "read_install_tree", "Piece"]

@@ -133,7 +133,7 @@ def _entry_group(groups: Any, main: str) -> str | None:
 
 # A table header on a line of its own. Tool-written locks never start an array item with `[`
 # on a fresh line, so this does not confuse array contents with headers.
-_HEADER_RE = re.compile(r"^[ \t]*(\[\[?)[ \t]*([^\[\]\r\n#]+?)[ \t]*(\]\]?)[ \t]*(?:#[^\r\n]*)?\r?$", re.M)
+_HEADER_RE = re.compile(r"^[ \t]*(\[\[?)[ \t]*([^\[\]\r\n#]+?)[ \t]*(\]\]?)[ \t]*(?:#[^\r\n]*)?\r?$", re.MULTILINE)
 _KEY_PART_RE = re.compile(r'"((?:[^"\\]|\\.)*)"|\'([^\']*)\'|([A-Za-z0-9_-]+)')
 _BASIC_STR_RE = re.compile(r'"((?:[^"\\\r\n]|\\.)*)"')
 _LITERAL_STR_RE = re.compile(r"'([^'\r\n]*)'")
@@ -168,10 +168,11 @@ def _tables(text: str) -> list[_Table]:
     return out
 
 
-def _key_string(text: str, body: Span, key: str) -> tuple[Located[str], Span] | None:
-    """The string value of ``key = "..."`` written on its own line inside ``body``:
-    (value located by its content, span of the whole key/value)."""
-    pattern = re.compile(rf"^[ \t]*(?:{re.escape(key)}|\"{re.escape(key)}\"|'{re.escape(key)}')[ \t]*=[ \t]*", re.M)
+def _key_string(text: str, body: Span, key: str, *, own_line: bool = True) -> tuple[Located[str], Span] | None:
+    """The string value of ``key = "..."`` inside ``body``, written on its own line unless
+    ``own_line`` is False (inline tables): (value located by its content, span of the key/value)."""
+    lead = r"^[ \t]*" if own_line else r"(?<![\w-])"
+    pattern = re.compile(rf"{lead}(?:{re.escape(key)}|\"{re.escape(key)}\"|'{re.escape(key)}')[ \t]*=[ \t]*", re.MULTILINE)
     m = pattern.search(text, body.start, body.end)
     if m is None:
         return None
@@ -184,7 +185,7 @@ def _key_string(text: str, body: Span, key: str) -> tuple[Located[str], Span] | 
 
 def _array_open(text: str, body: Span, key: str) -> int | None:
     """Offset of the ``[`` that opens ``key = [`` inside ``body``."""
-    pattern = re.compile(rf"^[ \t]*(?:{re.escape(key)}|\"{re.escape(key)}\")[ \t]*=[ \t]*\[", re.M)
+    pattern = re.compile(rf"^[ \t]*(?:{re.escape(key)}|\"{re.escape(key)}\")[ \t]*=[ \t]*\[", re.MULTILINE)
     m = pattern.search(text, body.start, body.end)
     return m.end() - 1 if m else None
 
@@ -237,7 +238,7 @@ def _array_items(text: str, open_at: int) -> list[Span]:
     return items
 
 
-def _toml_problem(source: SourceText, fmt: str, exc: Exception) -> PinProblem:
+def _toml_problem(source: SourceText, exc: Exception) -> PinProblem:
     m = _TOML_POS_RE.search(str(exc))
     off = source.lines.offset(int(m.group(1)) - 1, int(m.group(2)) - 1) if m else 0
     return PinProblem(f"{source.path.name} is not valid TOML: {exc}", Span(off, off))
@@ -264,7 +265,7 @@ def _read_toml_lock(source: SourceText, fmt: str, tool: str | None, array: str) 
     try:
         data = tomllib.loads(source.text)
     except tomllib.TOMLDecodeError as exc:
-        problem = _toml_problem(source, fmt, exc)
+        problem = _toml_problem(source, exc)
         return PinSource(source.path, fmt, True, (), tool=tool, relock_command=RELOCK.get(fmt), problems=(problem,))
     if fmt == "pylock":
         tool, relock = _pylock_producer(source, data)
@@ -285,27 +286,45 @@ def _read_toml_lock(source: SourceText, fmt: str, tool: str | None, array: str) 
     pins: list[Pin] = []
     search_from = 0
     for i, entry in enumerate(entries):
-        body = tables[i].body if tables else Span(search_from, len(source.text))
-        header = tables[i].header if tables else Span(search_from, search_from)
-        pin, problem = _toml_entry_pin(source, fmt, entry, body, header)
+        if tables:
+            body, header, own_line = tables[i].body, tables[i].header, True
+        else:
+            body = _inline_entry_body(source.text, entry, search_from)
+            header, own_line = Span(body.start, body.start), False
+        pin, problem = _toml_entry_pin(source, fmt, entry, body, header, own_line)
         if pin is not None:
             pins.append(pin)
-            search_from = pin.span.end
+            search_from = max(search_from, pin.span.end)
         if problem is not None:
             problems.append(problem)
     return PinSource(source.path, fmt, True, tuple(pins), tool=tool, relock_command=relock, problems=tuple(problems))
 
 
-def _toml_entry_pin(source: SourceText, fmt: str, entry: dict, body: Span, header: Span) -> tuple[Pin | None, PinProblem | None]:
+def _inline_entry_body(text: str, entry: dict, start: int) -> Span:
+    """For entries written as inline tables: from the entry's ``name`` to its closing brace."""
+    name = entry.get("name")
+    if isinstance(name, str):
+        m = re.search(rf"(?<![\w-])name[ \t]*=[ \t]*[\"']{re.escape(name)}[\"']", text[start:])
+        if m:
+            begin = start + m.start()
+            close = text.find("}", begin)
+            return Span(begin, close if close >= 0 else len(text))
+    return Span(start, start)
+
+
+def _toml_entry_pin(
+    source: SourceText, fmt: str, entry: dict, body: Span, header: Span, own_line: bool = True
+) -> tuple[Pin | None, PinProblem | None]:
     text = source.text
     name = entry.get("name")
     if not isinstance(name, str) or not name:
         return None, PinProblem(f"{source.path.name}: a package entry has no name", header)
-    name_at = _key_string(text, body, "name")
+    name_at = _key_string(text, body, "name", own_line=own_line)
     version = entry.get("version")
     if version is not None and not isinstance(version, str):
-        return None, PinProblem(f"{source.path.name}: {name} has a version that is not a string", name_at[1] if name_at else header)
-    version_at = _key_string(text, body, "version")
+        where = name_at[1] if name_at else header
+        return None, PinProblem(f"{source.path.name}: {name} has a version that is not a string", where)
+    version_at = _key_string(text, body, "version", own_line=own_line)
     if version is None and fmt == "pylock":
         version = _pylock_version_from_files(entry, _canonical(name))
     if name_at is not None and name_at[0].value != name:
@@ -348,7 +367,7 @@ def _pylock_producer(source: SourceText, data: dict) -> tuple[str | None, str | 
     name = source.path.name
     if tool == "uv":
         # uv writes the export command into the header: re-run it after re-locking
-        m = re.search(r"^#\s+(uv export\b[^\r\n]*)", source.text[:2000], re.M)
+        m = re.search(r"^#\s+(uv export\b[^\r\n]*)", source.text[:2000], re.MULTILINE)
         export = m.group(1).strip() if m else f"uv export --format pylock.toml -o {name}"
         return tool, "uv lock --upgrade-package {name} && " + export
     if tool == "pdm":

@@ -173,18 +173,17 @@ class _Collector:
         """A ``name = spec`` / ``name = {version = …}`` entry (poetry, Pipfile, pdm overrides)."""
         key_path = (*table_path, name)
         key_span = self.locs.keys.get(key_path) or self._fallback(key_path)
-        name_span = _unquoted(self.text, key_span)
         if isinstance(value, list):
             for i, item in enumerate(value):
-                self._keyed_one((*key_path, i), name, name_span, item, poetry, group, override, optional_groups)
+                self._keyed_one((*key_path, i), name, key_span, item, poetry, group, override, optional_groups)
         else:
-            self._keyed_one(key_path, name, name_span, value, poetry, group, override, optional_groups)
+            self._keyed_one(key_path, name, key_span, value, poetry, group, override, optional_groups)
 
     def _keyed_one(
         self,
         path: tuple,
         name: str,
-        name_span: Span,
+        key_span: Span,
         value: Any,
         poetry: bool,
         group: str | None,
@@ -215,8 +214,10 @@ class _Collector:
                 group = optional_groups.get(canonical(name), "optional")
         else:
             return
+        name_span = _unquoted(self.text, key_span)
         value_span = self.locs.values.get(path)
-        span = name_span.cover(value_span) if value_span is not None else name_span
+        # the entry from its key (quotes included) to the end of its value
+        span = key_span.cover(value_span) if value_span is not None else key_span
         if spec_value is None:
             spec = f"=={version_from_url}" if version_from_url else ""
             self.pins.append(

@@ -11,6 +11,7 @@ A file written by pip-compile or ``uv pip compile`` (header, ``# via`` lines, ha
 """
 from __future__ import annotations
 
+import os
 import re
 import shlex
 from dataclasses import dataclass, field
@@ -18,7 +19,6 @@ from pathlib import Path
 
 from kimi_lsp.pins._pep508 import (
     OffsetMap,
-    Piece,
     canonical,
     egg_name,
     failed_source,
@@ -387,16 +387,15 @@ def resolve_include(including: Path, path_text: str) -> Path | None:
     """pip resolves nested paths against the including file's directory; URLs are not read."""
     if not path_text or _URL_RE.match(path_text) or "$" in path_text:
         return None
-    p = Path(path_text).expanduser()
+    p = Path(path_text)
+    if path_text.startswith("~"):
+        try:
+            p = p.expanduser()
+        except RuntimeError:  # ~unknownuser
+            return None
     if not p.is_absolute():
         p = including.parent / p
-    return Path(_normpath(p))
-
-
-def _normpath(p: Path) -> str:
-    import os
-
-    return os.path.normpath(str(p))
+    return Path(os.path.normpath(p))
 
 
 def read_requirements_tree(
@@ -459,16 +458,3 @@ def read_line_string(
         line.text = value[: m.start()]
     return parse_line(line, constraint=constraint, editable=True, group=group)
 
-
-__all__ = [
-    "CompiledInfo",
-    "LineResult",
-    "Piece",
-    "compiled_info",
-    "logical_lines",
-    "parse_line",
-    "read_line_string",
-    "read_requirements",
-    "read_requirements_tree",
-    "resolve_include",
-]

@@ -65,11 +65,21 @@ class Evaluation:
         return tuple(f for f in self.findings if f.status in ("admits-bad", "unknown") and not f.lock_decides)
 
 
+_PYTHONS = ("3.9", "3.10", "3.11", "3.12", "3.13", "3.14")
+
+
 def _applies(pin: Pin) -> bool:
+    """Whether a pin can apply on a Linux GPU host. The deployment's Python is unknown, so a
+    marker counts when it holds for any supported Python (uv lock forks split on it)."""
     if not pin.marker:
         return True
     try:
-        return Marker(pin.marker).evaluate({**_LINUX, "extra": pin.group or ""})
+        marker = Marker(pin.marker)
+        for py in _PYTHONS:
+            env = {**_LINUX, "extra": pin.group or "", "python_version": py, "python_full_version": f"{py}.0"}
+            if marker.evaluate(env):
+                return True
+        return False
     except (InvalidMarker, Exception):  # undefined environment names: may apply
         return True
 
@@ -118,18 +128,9 @@ def _via_sglang(src: PinSource, sg: Pin, version: str, project_dir: Path | None)
 def _manifest_finding(src: PinSource, constraints: list[str], project_dir: Path | None) -> Finding | None:
     pins = _fi_pins(src)
     if pins:
-        specs = [p.specifier for p in pins] + constraints
-        verdict = fi.classify(specs)
         shown = ",".join(s for s in (p.native_spec or p.specifier for p in pins) if s) or "(any version)"
-        status = {
-            "pinned-bad": "bad",
-            "all-bad": "bad",
-            "pinned-ok": "ok",
-            "all-ok": "ok",
-            "admits-bad": "admits-bad",
-            "unconstrained": "admits-bad",
-        }.get(verdict.kind, "unknown")
-        return Finding(src, pins, status, shown, verdict.detail, project_dir=project_dir)
+        status, detail = _classify_pins([p.specifier for p in pins], constraints)
+        return Finding(src, pins, status, shown, detail, project_dir=project_dir)
     sg = _sglang_pin(src)
     if sg is None:
         return None
@@ -153,6 +154,39 @@ def _manifest_finding(src: PinSource, constraints: list[str], project_dir: Path 
     if bad:
         return Finding(src, (sg,), "admits-bad", f"sglang{sg.specifier or ' (any version)'}", f"admits sglang {bad[0]}, whose flashinfer pin lacks enable_dcp", project_dir=project_dir)
     return None
+
+
+_STATUS = {
+    "pinned-bad": "bad",
+    "all-bad": "bad",
+    "pinned-ok": "ok",
+    "all-ok": "ok",
+    "admits-bad": "admits-bad",
+    "unconstrained": "admits-bad",
+}
+
+
+def _classify_pins(specs: list[str], constraints: list[str]) -> tuple[str, str]:
+    """Status of the intersection of ``specs`` and ``constraints``; a poetry/conda union
+    (``a||b``) admits what any branch admits."""
+    union = [s for s in specs if "||" in s]
+    plain = [s for s in specs if "||" not in s]
+    if not union:
+        v = fi.classify(plain + constraints)
+        return _STATUS.get(v.kind, "unknown"), v.detail
+    statuses = []
+    details = []
+    for branch in union[0].split("||"):
+        st, d = _classify_pins(plain + [branch.strip()] + union[1:], constraints)
+        statuses.append(st)
+        details.append(d)
+    if all(s == "bad" for s in statuses):
+        return "bad", details[0]
+    if all(s == "ok" for s in statuses):
+        return "ok", details[0]
+    if "unknown" in statuses and not any(s in ("bad", "admits-bad") for s in statuses):
+        return "unknown", ""
+    return "admits-bad", next((d for s, d in zip(statuses, details) if s != "ok"), "")
 
 
 def evaluate(ctx: LaunchContext) -> Evaluation:
@@ -215,11 +249,12 @@ def bump_target(ctx: LaunchContext, ev: Evaluation) -> str:
 def related_for(f: Finding) -> Related:
     pin = f.pins[0]
     if f.via_sglang is not None:
-        msg = f"sglang {f.via_sglang.version} pins flashinfer-python=={f.shown} here ({f.where})"
+        msg = f"sglang {f.via_sglang.version} is pinned here; it requires flashinfer-python=={f.shown}"
     elif f.source.is_lock:
-        msg = f"flashinfer-python {f.shown} is locked here ({f.where})"
+        msg = f"flashinfer-python {f.shown} is locked here"
     else:
-        msg = f"flashinfer-python {f.shown} is pinned here ({f.where})"
+        spec = f.shown if f.shown[:1] in "=<>!~^" else f" {f.shown}"
+        msg = f"flashinfer-python{spec} is pinned here"
     return Related(Location(f.source.path, pin.span), msg)
 
 
@@ -242,7 +277,9 @@ def bump_fixes(ctx: LaunchContext, ev: Evaluation, f: Finding) -> tuple[Fix, ...
     if manifest is None:
         return (_display_only(target, lock, followup),) if lock is not None else ()
     pins = _fi_pins(manifest)
-    if f.via_sglang is not None or not pins:
+    if f.via_sglang is not None:
+        return _sglang_upgrade(manifest, f, followup, ws) or (_display_only(target, lock or manifest, followup),)
+    if not pins:
         return (_display_only(target, lock or manifest, followup),)
     text = ws.text(manifest.path)
     if text is None:
@@ -259,6 +296,47 @@ def bump_fixes(ctx: LaunchContext, ev: Evaluation, f: Finding) -> tuple[Fix, ...
     if followup:
         title += f", then run `{followup}`"
     return (Fix(title, uniq, Applicability.SAFE, followup),)
+
+
+def newest_good_sglang() -> str | None:
+    """The newest sglang release whose own flashinfer pin has ``enable_dcp``."""
+    best: tuple[Version, str] | None = None
+    for v in sglang_versions():
+        rel = sglang_release(v)
+        if rel is None or not rel.flashinfer_version or fi.has_enable_dcp(rel.flashinfer_version) is not True:
+            continue
+        try:
+            key = Version(v)
+        except InvalidVersion:
+            continue
+        if key.is_prerelease:
+            continue
+        if best is None or key > best[0]:
+            best = (key, v)
+    return best[1] if best else None
+
+
+def _sglang_upgrade(manifest: PinSource, f: Finding, followup: str | None, ws) -> tuple[Fix, ...]:
+    """flashinfer comes from sglang's own exact pin: upgrading sglang is the fix (it changes more
+    than flashinfer, so it is unsafe)."""
+    from kimi_lsp.pins import bump
+
+    target = newest_good_sglang()
+    sg = next((p for p in manifest.pins_for(SGLANG) if p in f.pins), None)
+    if target is None or sg is None:
+        return ()
+    text = ws.text(manifest.path)
+    if text is None:
+        return ()
+    edits = bump.bump_fix_edits(manifest, sg, target, text, companions=False)
+    if not edits:
+        return ()
+    rel = sglang_release(target)
+    fi_pin = rel.flashinfer_version if rel else "?"
+    title = f"Upgrade sglang to {target} (it pins flashinfer-python=={fi_pin}) in {manifest.path.name}"
+    if followup:
+        title += f", then run `{followup}`"
+    return (Fix(title, tuple(edits), Applicability.UNSAFE, followup),)
 
 
 def _display_only(target: str, src: PinSource, followup: str | None) -> Fix:

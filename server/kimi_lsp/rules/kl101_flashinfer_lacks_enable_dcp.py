@@ -63,8 +63,7 @@ def check(ctx: LaunchContext) -> Iterator[Violation]:
     anchor = k3.anchor(launch)
     how = _decode_how(k3)
     model = k3.model.model or "the model"
-    guessed = " (guessed from the model name)" if k3.model.guessed else ""
-    first_final = fi.first_good_final()
+    who = "Kimi-K3 (by model name)" if k3.model.guessed else "Kimi-K3"
     first = str(fi.min_enable_dcp())
     for f in ev.failing:
         fixes = list(_flashinfer.bump_fixes(ctx, ev, f))
@@ -72,13 +71,12 @@ def check(ctx: LaunchContext) -> Iterator[Violation]:
         if f.via_sglang is not None:
             found = f"flashinfer-python {f.shown} (pinned by sglang {f.via_sglang.version} in {f.where})"
         elif f.source.is_lock:
-            found = f"flashinfer-python {f.shown} (locked in {f.where})"
+            found = f"flashinfer-python {f.shown} locked in {f.where}"
         else:
-            found = f"flashinfer-python{_spec(f.shown)} (in {f.where})"
+            found = f"flashinfer-python{_spec(f.shown)} in {f.where}"
         msg = (
-            f"Kimi-K3{guessed} DCP (dcp-size {k3.dcp_size}) with decode backend {how} needs "
-            f"`enable_dcp` in flashinfer's trtllm_batch_decode_with_kv_cache_mla, but {found} lacks it; "
-            f"first release with it: {first} (first final: {first_final})"
+            f"{who} DCP (dcp-size {k3.dcp_size}) on decode backend `cutedsl_mla`{how} needs `enable_dcp` in "
+            f"flashinfer's trtllm_batch_decode_with_kv_cache_mla (flashinfer-python >= {first}), but {found} lacks it"
         )
         yield Violation(
             anchor,
@@ -96,11 +94,13 @@ def _spec(shown: str) -> str:
 def _decode_how(k3: _kimi.K3Dcp) -> str:
     d = k3.decode
     if d.use is None:
-        return "`cutedsl_mla` (unset: sglang's default for Kimi-K3 DCP)"
+        return " (unset: sglang's default)"
     flag = d.use.option.value.lstrip("-")
     if d.written and d.written != d.name:
-        return f"`cutedsl_mla` (`{flag}` {d.written}, a deprecated alias)"
-    return f"`cutedsl_mla` (from `{flag}`)"
+        return f" (`{flag}: {d.written}`, a deprecated alias)"
+    if flag != "decode-attention-backend":
+        return f" (via `{flag}`)"
+    return ""
 
 
 def _alternatives(ctx: LaunchContext, k3: _kimi.K3Dcp) -> list[Fix]:

@@ -22,15 +22,19 @@ def check(ctx: LaunchContext) -> Iterator[Violation]:
     like `>=0.6.10,<0.7` can install 0.6.16.post4 and fail with sglang's RuntimeError at launch.
 
     ## Example
-    ```text
-    # requirements.txt
-    flashinfer-python>=0.6.10,<0.7
+    ```yaml
+    # requirements.txt: flashinfer-python>=0.6.10,<0.7
+    model-path: moonshotai/Kimi-K3
+    dcp-size: 8
+    decode-attention-backend: cutedsl_mla
     ```
 
     Use instead:
-    ```text
-    # requirements.txt
-    flashinfer-python>=0.6.17,<0.7
+    ```yaml
+    # requirements.txt: flashinfer-python>=0.6.17,<0.7
+    model-path: moonshotai/Kimi-K3
+    dcp-size: 8
+    decode-attention-backend: cutedsl_mla
     ```
 
     ## Fix safety

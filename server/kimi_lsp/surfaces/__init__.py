@@ -1,0 +1,96 @@
+"""Launch surfaces: every place a launch is written down, read into located ``LaunchCommand``s.
+
+``read_surface`` is the one entry point the engine uses. It detects the surface (or takes the
+one the engine forces, e.g. CONFIG_YAML for a file named by ``--config``), parses the file and
+returns launches and syntax problems. It never raises: broken input becomes a ``SyntaxProblem``
+at the error's position, and a reader bug becomes a note on an otherwise empty result.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from kimi_lsp.surfaces import _yaml
+from kimi_lsp.surfaces.detect import classify_yaml, config_like_text, detect_surface, guess_by_name
+from kimi_lsp.surfaces.dockerfile import read_dockerfile
+from kimi_lsp.surfaces.model import (
+    ConfigEntry,
+    ConfigFile,
+    Entry,
+    EnvVar,
+    LaunchCommand,
+    Surface,
+    SurfaceResult,
+    SyntaxProblem,
+    Token,
+)
+from kimi_lsp.surfaces.shell import mentions_sglang, read_shell
+from kimi_lsp.surfaces.toml_profile import read_toml
+from kimi_lsp.surfaces.yaml_config import read_config_yaml
+from kimi_lsp.surfaces.yaml_embedded import read_embedded
+from kimi_lsp.workspace import SourceText
+
+__all__ = [
+    "ConfigEntry",
+    "ConfigFile",
+    "Entry",
+    "EnvVar",
+    "LaunchCommand",
+    "Surface",
+    "SurfaceResult",
+    "SyntaxProblem",
+    "Token",
+    "detect_surface",
+    "read_surface",
+]
+
+_YAML_SURFACES = frozenset({Surface.CONFIG_YAML, Surface.KUBERNETES, Surface.COMPOSE, Surface.CI_YAML})
+
+
+def read_surface(
+    source: SourceText,
+    *,
+    is_sglang_key: Callable[[str], bool] | None = None,
+    force: Surface | None = None,
+) -> SurfaceResult:
+    """Launches and syntax problems of one file; never raises."""
+    try:
+        return read_surface_strict(source, is_sglang_key=is_sglang_key, force=force)
+    except Exception as exc:  # a reader bug must not take the engine (or the editor) down
+        return SurfaceResult(
+            is_launch_file=force is not None,
+            notes=(f"internal error reading {source.path.name}: {type(exc).__name__}: {exc}",),
+        )
+
+
+def read_surface_strict(
+    source: SourceText,
+    *,
+    is_sglang_key: Callable[[str], bool] | None = None,
+    force: Surface | None = None,
+) -> SurfaceResult:
+    """``read_surface`` without the safety net (tests use it to see reader bugs)."""
+    path, text = source.path, source.text
+    kind = force if force is not None else guess_by_name(path, text)
+    if kind == Surface.DOCKERFILE:
+        return read_dockerfile(path, text)
+    if kind == Surface.SHELL:
+        return read_shell(path, text)
+    if kind == Surface.TOML:
+        return read_toml(path, text, forced=force is not None)
+    if kind == "yaml" or kind in _YAML_SURFACES:
+        if force is None and not mentions_sglang(text) and not config_like_text(text, is_sglang_key):
+            # Every launch names sglang; only a --config YAML may not. Skip parsing the rest.
+            return SurfaceResult()
+        loaded = _yaml.load(text)
+        surface = force if force is not None else classify_yaml(path, text, loaded, is_sglang_key)
+        if surface == Surface.CONFIG_YAML:
+            return read_config_yaml(path, text, loaded)
+        if surface is None:
+            problems = tuple(loaded.problems)
+            return SurfaceResult(problems=problems, is_launch_file=bool(problems) and mentions_sglang(text))
+        if not loaded.docs and loaded.problems:
+            return SurfaceResult(
+                problems=tuple(loaded.problems), is_launch_file=force is not None or mentions_sglang(text)
+            )
+        return read_embedded(path, text, loaded, surface)
+    return SurfaceResult()

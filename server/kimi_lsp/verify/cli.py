@@ -20,7 +20,13 @@ from kimi_lsp.verify.model import StageResult
 from kimi_lsp.verify.probes import DeviceProbe, KernelAdapter, NumericsFactory, PackageProbe, Timer, Which
 from kimi_lsp.verify.report import RunInfo, render_json, render_table
 from kimi_lsp.verify.shapes import (
-    KV_CACHE_DTYPE_CHOICES, ShapeError, ShapeOverrides, Shapes, derive_shapes, pick_launch, read_launches,
+    KV_CACHE_DTYPE_CHOICES,
+    ShapeError,
+    ShapeOverrides,
+    Shapes,
+    derive_shapes,
+    pick_launch,
+    read_launches,
 )
 from kimi_lsp.verify.stages import Context, Options, exit_code, offline_environment, run_stages, version_has_enable_dcp
 

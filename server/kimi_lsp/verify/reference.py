@@ -150,7 +150,8 @@ def merge(parts: Sequence[Attention]) -> Attention:
     """Combine rank states: w_r = exp(lse_r - max lse), out = sum w_r out_r / sum w_r."""
     import torch
 
-    lses = torch.stack([p.lse.float() for p in parts])  # [W, B, S, H]
+    # the kernel hands LSE back as [B*S, H]; line it up with out's [B, S, H]
+    lses = torch.stack([p.lse.float().reshape(p.out.shape[:-1]) for p in parts])  # [W, B, S, H]
     outs = torch.stack([p.out.float() for p in parts])  # [W, B, S, H, L]
     top = lses.max(dim=0).values
     safe_top = torch.where(torch.isfinite(top), top, torch.zeros_like(top))

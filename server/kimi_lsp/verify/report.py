@@ -46,7 +46,7 @@ def verdict_line(results: Sequence[StageResult], code: int) -> str:
         return f"failed: {failed.id}: {failed.reason}"
     if code == 2:
         broken = next((r for r in results if r.internal), None)
-        return f"internal error in verify: {broken.reason if broken else 'see stderr'}"
+        return f"{broken.id}: {broken.reason}" if broken else "internal error in verify (see stderr)"
     if code == 4:
         return f"unsupported architecture: {by_id['arch'].reason}"
     ran = ", ".join(f"{sid} {by_id[sid].status.value}" for sid in STATIC_STAGES if sid in by_id)

@@ -232,7 +232,11 @@ def read_launches(path: Path) -> list[dict[str, object]]:
         if exc.name != "kimi_lsp.engine":
             raise
         return read_config_yaml(path)
-    return [dict(launch) for launch in launch_settings(path)]
+    launches = [dict(launch) for launch in launch_settings(path)]
+    if not launches and path.suffix in (".yaml", ".yml"):
+        # a bare sglang --config file names no command; read it as the launch it configures
+        launches = [s for s in read_config_yaml(path) if "model_path" in s or "dcp_size" in s]
+    return launches
 
 
 # sglang aliases that a hand-written --config may use for the keys verify reads

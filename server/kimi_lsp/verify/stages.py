@@ -13,11 +13,19 @@ import traceback
 from collections.abc import Callable, Iterator, Mapping, MutableMapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 from kimi_lsp.verify.model import TOLERANCES, Comparison, DeviceInfo, StageResult, Status, Unavailable
 from kimi_lsp.verify.probes import (
-    DeviceProbe, Environ, KernelAdapter, Numerics, NumericsFactory, PackageProbe, Timer, Which,
+    DeviceProbe,
+    Environ,
+    KernelAdapter,
+    Numerics,
+    NumericsFactory,
+    PackageProbe,
+    Timer,
+    Which,
 )
 from kimi_lsp.verify.shapes import CONTRACT_SHAPES, Shapes
 from kimi_lsp.verify.static import DCP_KWARGS, DISTRIBUTIONS, FUNCTION, SGLANG_KWARGS, find_signature
@@ -42,7 +50,10 @@ def version_has_enable_dcp(version: str) -> bool | None:
         from kimi_lsp.knowledge.flashinfer import has_enable_dcp
     except ImportError:
         return None
-    return has_enable_dcp(version)
+    try:
+        return has_enable_dcp(version)
+    except ValueError:  # an unparsable version is "unknown", never a crash of verify
+        return None
 
 
 @dataclass(frozen=True)
@@ -175,9 +186,10 @@ def stage_signature_runtime(ctx: Context, done: Done) -> StageResult:
     except Exception as exc:  # noqa: BLE001 - whatever flashinfer's import raises, the launch dies with it
         return _result("signature-runtime", Status.FAIL, f"importing flashinfer.decode raised {_exc_line(exc)}",
                        {"error": _exc_line(exc, 2000)})
-    evidence = {"parameters": len(parameters), "enable_dcp": "enable_dcp" in parameters}
+    evidence: dict[str, object] = {"parameters": len(parameters), "enable_dcp": "enable_dcp" in parameters}
     static = done.get("signature-static")
-    if static is not None and "enable_dcp" in static.evidence and static.evidence["enable_dcp"] != evidence["enable_dcp"]:
+    static_has = static.evidence.get("enable_dcp") if static is not None else None
+    if isinstance(static_has, bool) and static_has != evidence["enable_dcp"]:
         evidence["note"] = "the static and runtime signatures disagree: two flashinfer installs on the path?"
     if "enable_dcp" not in parameters:
         return _result("signature-runtime", Status.FAIL, f"sglang raises: {SGLANG_SIGNATURE_MESSAGE}",
@@ -229,7 +241,9 @@ def arch_policy(capability: tuple[int, int], cuda_version: str | None, kv_dtype:
     needs = (12, 8) if major == 10 else (13, 0)  # is_sm100a_supported / is_sm110a_supported
     have = _cuda_tuple(cuda_version)
     old_cuda = bool(have) and have < needs
-    cuda_note = f"; torch's CUDA {cuda_version} < {needs[0]}.{needs[1]}, which flashinfer's tests require" if old_cuda else ""
+    cuda_note = ""
+    if old_cuda:
+        cuda_note = f"; torch's CUDA {cuda_version} < {needs[0]}.{needs[1]}, which flashinfer's tests require"
     if major == 10 and minor in (0, 3):
         status = Status.WARN if old_cuda else Status.PASS
         return status, f"{sm}: validated by flashinfer's DCP tests (B200/GB200/B300/GB300){cuda_note}"
@@ -273,53 +287,50 @@ def stage_offline(ctx: Context, done: Done) -> StageResult:
     if flashinfer is None:
         return _result("offline", Status.SKIP, "flashinfer-python is not installed")
     problems: list[str] = []
-    evidence: dict[str, object] = {}
 
     # decode: cute-dsl compiles in-process with the cutlass DSL's bundled toolchain (no nvcc)
     cutlass, tvm = ctx.packages.version("nvidia-cutlass-dsl"), ctx.packages.version("apache-tvm-ffi")
-    evidence["decode"] = {"nvidia-cutlass-dsl": cutlass, "apache-tvm-ffi": tvm}
     if cutlass is None or not _version_at_least(cutlass, "4.5.0"):
-        problems.append(f"decode: nvidia-cutlass-dsl>=4.5.0 needed, found {cutlass or 'none'}")
+        problems.append(f"decode needs nvidia-cutlass-dsl>=4.5.0 (found {cutlass or 'none'})")
     if tvm is None:
-        problems.append("decode: apache-tvm-ffi is not installed")
+        problems.append("decode needs apache-tvm-ffi (not installed)")
 
     # prefill: Kimi-K3 DCP forces trtllm_mla, which needs FMHA cubins and a launcher .so
     cubin_dir = ctx.environ.get("FLASHINFER_CUBIN_DIR")
     cubin_pkg = ctx.packages.version("flashinfer-cubin")
     cache = ctx.home / ".cache" / "flashinfer" / "cubins"
+    cubins: str | None = None
     if cubin_dir:
         cubins = f"FLASHINFER_CUBIN_DIR={cubin_dir}"
         if not _populated(Path(cubin_dir)):
-            problems.append(f"prefill: FLASHINFER_CUBIN_DIR={cubin_dir} is empty or missing")
+            problems.append(f"FLASHINFER_CUBIN_DIR={cubin_dir} is empty")
     elif cubin_pkg == flashinfer:
         cubins = f"flashinfer-cubin {cubin_pkg}"
     elif _populated(cache):
         cubins = f"{cache} (downloaded earlier; version not checked)"
     else:
-        cubins = None
-        problems.append("prefill: no flashinfer-cubin, FLASHINFER_CUBIN_DIR or cubin cache; trtllm_mla "
-                        "downloads FMHA cubins at first use (run `flashinfer download-cubin` ahead)")
-    evidence["cubins"] = cubins
+        problems.append("prefill (trtllm_mla) would download FMHA cubins at first use")
 
     jit_cache = ctx.packages.version("flashinfer-jit-cache")
     package = ctx.packages.package_dir("flashinfer")
     cuda_home = ctx.environ.get("CUDA_HOME") or ctx.environ.get("CUDA_PATH")
-    nvcc = ctx.which("nvcc") or (
-        str(Path(cuda_home) / "bin" / "nvcc") if cuda_home and (Path(cuda_home) / "bin" / "nvcc").is_file() else None
-    )
+    home_nvcc = Path(cuda_home) / "bin" / "nvcc" if cuda_home else None
+    nvcc = ctx.which("nvcc") or (str(home_nvcc) if home_nvcc is not None and home_nvcc.is_file() else None)
+    launcher: str | None = None
     if jit_cache is not None and jit_cache.startswith(flashinfer):
         launcher = f"flashinfer-jit-cache {jit_cache}"
     elif package is not None and (package / "data" / "aot").is_dir():
         launcher = f"AOT modules in {package / 'data' / 'aot'}"
     elif nvcc:
-        launcher = None
-        problems.append(f"prefill: no flashinfer-jit-cache {flashinfer}; the launcher is JIT-built with {nvcc} at first use")
+        problems.append("prefill launcher would be JIT-built with nvcc at first use (no flashinfer-jit-cache)")
     else:
-        launcher = None
-        problems.append(f"prefill: no flashinfer-jit-cache {flashinfer} and no nvcc; the trtllm_mla launcher cannot be built")
-    evidence["launcher"] = launcher
-    evidence["nvcc"] = nvcc
+        problems.append("prefill launcher cannot be built: no flashinfer-jit-cache and no nvcc")
 
+    evidence = {
+        "nvidia-cutlass-dsl": cutlass, "apache-tvm-ffi": tvm, "cubins": cubins, "launcher": launcher,
+        "nvcc": nvcc, "how_to_prepare": "pip install flashinfer-cubin==V flashinfer-jit-cache==V "
+        "(V = flashinfer-python's version), or `flashinfer download-cubin` while online",
+    }
     if problems:
         return _result("offline", Status.WARN, "; ".join(problems), evidence)
     return _result("offline", Status.PASS,
@@ -379,7 +390,8 @@ def stage_contract(ctx: Context, done: Done) -> StageResult:
     if failures:
         missing_kwarg = next((f for f in failures if "unexpected keyword" in f), None)
         if missing_kwarg:
-            return _result("contract", Status.FAIL, f"flashinfer does not take the DCP kwargs ({missing_kwarg})", evidence)
+            return _result("contract", Status.FAIL, f"flashinfer does not take the DCP kwargs ({missing_kwarg})",
+                           evidence)
         return _result("contract", Status.FAIL, "; ".join(failures), evidence)
     refused = f"refuses the {len(CONTRACT_CASES)} invalid DCP calls with its own messages"
     if info.capability[0] < 10:
@@ -427,7 +439,7 @@ def stage_kernel(ctx: Context, done: Done) -> StageResult:
             try:
                 if rank == 0:
                     # the first call compiles this specialisation (dtype, q_len, W, H, page size)
-                    got, seconds = ctx.timer.wall(lambda c=case: ctx.kernel.decode(c, 0))
+                    got, seconds = ctx.timer.wall(partial(ctx.kernel.decode, case, 0))
                     first_call[str(q_len)] = round(seconds, 3)
                     timed = timed or KernelRun(numerics, case, q_len, seconds)
                 else:
@@ -448,7 +460,8 @@ def stage_kernel(ctx: Context, done: Done) -> StageResult:
         return _result("kernel", Status.FAIL, "; ".join(failures[:3]), evidence)
     return _result("kernel", Status.PASS,
                    f"{shapes.dcp_size} ranks match their references and the LSE merge matches the single-rank "
-                   f"reference ({shapes.kv_dtype}: out {tol.out_atol}/{tol.out_rtol}, lse {tol.lse_atol}/{tol.lse_rtol})",
+                   f"reference ({shapes.kv_dtype}: out {tol.out_atol}/{tol.out_rtol}, "
+                   f"lse {tol.lse_atol}/{tol.lse_rtol})",
                    evidence, payload=timed)
 
 
@@ -469,7 +482,7 @@ def stage_timing(ctx: Context, done: Done) -> StageResult:
     if kernel is None or kernel.status is not Status.PASS or not isinstance(kernel.payload, KernelRun):
         return _result("timing", Status.SKIP, "needs a passing kernel stage")
     run = kernel.payload
-    samples = ctx.timer.per_call_us(lambda: ctx.kernel.decode(run.case, 0), ctx.options.warmup, ctx.options.iters)
+    samples = ctx.timer.per_call_us(partial(ctx.kernel.decode, run.case, 0), ctx.options.warmup, ctx.options.iters)
     median, p90 = _percentile(samples, 0.5), _percentile(samples, 0.9)
     gbps = run.numerics.kv_bytes(run.case, 0) / (median * 1e-6) / 1e9 if median > 0 else None
     evidence = {

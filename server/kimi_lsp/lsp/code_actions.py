@@ -1,0 +1,188 @@
+"""Code actions: each fix of a diagnostic as a quick-fix, "Ignore KLxxx on this line", and
+``source.fixAll.kimi-lsp``. Actions are listed cheaply with ``data``; ``codeAction/resolve``
+computes the ``WorkspaceEdit`` (eagerly for clients that cannot resolve)."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from lsprotocol import types as T
+
+from kimi_lsp.lsp import commands, convert, edits, fix_all, suppress
+from kimi_lsp.lsp.session import Session, Snaps, uri_to_path
+from kimi_lsp.text import Span
+
+if TYPE_CHECKING:
+    from kimi_lsp.lsp.server import KimiLanguageServer
+
+FIX_ALL = "source.fixAll.kimi-lsp"
+QUICKFIX = T.CodeActionKind.QuickFix
+
+
+def _wants(only: Any, kind: str) -> bool:
+    if not only:
+        return True
+    return any(kind == k or kind.startswith(f"{k}.") for k in only)
+
+
+# -- listing ---------------------------------------------------------------------------------
+
+
+def fix_actions(uri: str, d: T.Diagnostic, payload: dict) -> list[T.CodeAction]:
+    out = []
+    preferred_given = False
+    for fix in payload.get("fixes", []):
+        safe = fix["applicability"] == "safe" and bool(fix["edits"])
+        action = T.CodeAction(title=fix["title"], kind=QUICKFIX, diagnostics=[d], is_preferred=safe and not preferred_given)
+        preferred_given = preferred_given or safe
+        if fix["edits"]:
+            action.data = {"kind": "fix", "uri": uri, "code": payload.get("code", d.code), "range": _range_data(d.range), "fix": fix}
+        if fix["edits"] and fix.get("followup"):
+            action.command = commands.followup_command(commands.rerun_message(fix["followup"]))
+        elif not fix["edits"]:
+            action.command = commands.followup_command(fix["title"])
+        out.append(action)
+    return out
+
+
+def ignore_action(uri: str, d: T.Diagnostic, scope: str) -> T.CodeAction:
+    where = "on this line" if scope == "line" else "in this file"
+    return T.CodeAction(
+        title=f"Ignore {d.code} {where}",
+        kind=QUICKFIX,
+        diagnostics=[d],
+        data={"kind": "ignore", "uri": uri, "code": str(d.code), "line": d.range.start.line, "scope": scope},
+    )
+
+
+def list_actions(session: Session, params: T.CodeActionParams) -> list[T.CodeAction]:
+    """On the lint thread: the actions for the diagnostics in the request's context."""
+    uri = params.text_document.uri
+    path = uri_to_path(uri)
+    if path is None:
+        return []
+    only = params.context.only
+    out: list[T.CodeAction] = []
+    lines = session.lines_of(path)
+    if _wants(only, QUICKFIX):
+        published = None
+        for d in params.context.diagnostics:
+            if d.source != convert.SOURCE or not d.code:
+                continue
+            payload = d.data if isinstance(d.data, dict) and "fixes" in d.data else None
+            if payload is None:
+                published = published if published is not None else _published(session, path)
+                payload = published.get(convert.diagnostic_key(d.code, d.range), {"fixes": []})
+            out.extend(fix_actions(uri, d, payload))
+            if d.code not in ("KL901",) and lines is not None:
+                out.append(ignore_action(uri, d, suppress.scope_for(lines, d.range.start.line)))
+    if _wants(only, FIX_ALL) and fix_all.has_safe_fix(session, path):
+        out.append(T.CodeAction(title="Fix all safe kimi-lsp problems", kind=FIX_ALL, data={"kind": "fixAll", "uri": uri}))
+    return out
+
+
+def _published(session: Session, path: Path) -> dict[tuple, dict]:
+    """The data of the diagnostics the server would publish now, keyed by code and range."""
+    report = session.report(path, None)
+    return {convert.diagnostic_key(d.code, d.range): d.data for d in report.items if isinstance(d.data, dict)}
+
+
+# -- resolving --------------------------------------------------------------------------------
+
+
+def _range_data(r: T.Range) -> list[int]:
+    return [r.start.line, r.start.character, r.end.line, r.end.character]
+
+
+def _fresh_fix(session: Session, path: Path, data: dict) -> dict | None:
+    """The same fix recomputed when a file it edits changed since the diagnostic was made."""
+    fix = data["fix"]
+    stale = any(convert.digest(session.text_of(Path(p)) or "") != h for p, h in fix["digests"].items())
+    if not stale:
+        return fix
+    session.lint(path)
+    for r in sorted(session.referrers(path)):
+        session.lint(r)
+    for d in session.diagnostics_for(path):
+        if d.code != data["code"]:
+            continue
+        for f in convert.fix_payload(d, session.text_of):
+            if f["title"] == fix["title"]:
+                return f
+    return None
+
+
+def resolve_fix(session: Session, snaps: Snaps, data: dict, document_changes: bool) -> T.WorkspaceEdit | None:
+    session.sync(snaps)
+    path = uri_to_path(data["uri"])
+    fix = _fresh_fix(session, path, data) if path is not None else None
+    if fix is None:
+        return None
+    per_file: edits.FileEdits = {}
+    for e in fix["edits"]:
+        per_file.setdefault(Path(e["path"]), []).append((Span(e["start"], e["end"]), e["new_text"]))
+    return edits.workspace_edit(session, snaps, per_file, document_changes)
+
+
+def resolve_ignore(session: Session, snaps: Snaps, data: dict, document_changes: bool) -> T.WorkspaceEdit | None:
+    session.sync(snaps)
+    path = uri_to_path(data["uri"])
+    if path is None:
+        return None
+    found = suppress.ignore_edit(session, snaps, path, data["code"], int(data["line"]), data.get("scope", "line"))
+    if found is None:
+        return None
+    return edits.workspace_edit(session, snaps, {path: [found]}, document_changes)
+
+
+def resolve_fix_all(session: Session, snaps: Snaps, data: dict, document_changes: bool) -> tuple[T.WorkspaceEdit | None, list[str]]:
+    session.sync(snaps)
+    path = uri_to_path(data["uri"])
+    if path is None:
+        return None, []
+    changed, followups = fix_all.fix_all(session, snaps, path)
+    per_file = {p: [edits.minimal_edit(before, after)] for p, (before, after) in changed.items()}
+    texts = {p: before for p, (before, _) in changed.items()}
+    return edits.workspace_edit(session, snaps, per_file, document_changes, texts), followups
+
+
+async def resolve(ls: KimiLanguageServer, action: T.CodeAction) -> T.CodeAction:
+    data = action.data if isinstance(action.data, dict) else None
+    if data is None or ls.session is None or action.edit is not None:
+        return action
+    session, snaps = ls.session, ls.snapshots()
+    doc_changes = bool(ls.cap("workspace.workspace_edit.document_changes"))
+    kind = data.get("kind")
+    if kind == "fix":
+        action.edit = await ls.on_lint_thread(resolve_fix, session, snaps, data, doc_changes)
+    elif kind == "ignore":
+        action.edit = await ls.on_lint_thread(resolve_ignore, session, snaps, data, doc_changes)
+    elif kind == "fixAll":
+        action.edit, followups = await ls.on_lint_thread(resolve_fix_all, session, snaps, data, doc_changes)
+        if followups:
+            action.command = commands.followup_command(commands.rerun_message("; ".join(followups)))
+    if action.edit is None and ls.cap("text_document.code_action.disabled_support"):
+        action.disabled = T.CodeActionDisabledType(reason="no edit applies to the current text")
+    return action
+
+
+def _can_resolve(ls: KimiLanguageServer) -> bool:
+    props = ls.cap("text_document.code_action.resolve_support.properties") or ()
+    return "edit" in props and bool(ls.cap("text_document.code_action.data_support"))
+
+
+def register(ls: KimiLanguageServer) -> None:
+    options = T.CodeActionOptions(code_action_kinds=[QUICKFIX, T.CodeActionKind.SourceFixAll, FIX_ALL], resolve_provider=True)
+
+    @ls.feature(T.TEXT_DOCUMENT_CODE_ACTION, options)
+    async def code_action(ls: KimiLanguageServer, params: T.CodeActionParams) -> list[T.CodeAction] | None:
+        if ls.session is None:
+            return None
+        actions = await ls.on_lint_thread(list_actions, ls.session, params)
+        if not _can_resolve(ls):
+            actions = [await resolve(ls, a) for a in actions]
+        return actions or None
+
+    @ls.feature(T.CODE_ACTION_RESOLVE)
+    async def code_action_resolve(ls: KimiLanguageServer, action: T.CodeAction) -> T.CodeAction:
+        return await resolve(ls, action)

@@ -1,0 +1,208 @@
+"""Completion of sglang flag names and of choice values, for the release the project pins.
+
+YAML keys without dashes in an sglang ``--config`` YAML and in a TOML profile's ``[sglang]``
+table; ``--flags`` elsewhere (shell scripts, Dockerfiles, Kubernetes/compose/CI YAML).
+Documentation is attached in ``completionItem/resolve`` when the client supports it.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from lsprotocol import types as T
+
+from kimi_lsp.knowledge.schema import HELP_ACTION, Flag, Schema, load_schema
+from kimi_lsp.lsp import adapters, convert, flagdoc
+from kimi_lsp.lsp.session import Session, uri_to_path
+from kimi_lsp.surfaces.model import Entry
+from kimi_lsp.text import LineIndex, Span
+
+if TYPE_CHECKING:
+    from kimi_lsp.lsp.server import KimiLanguageServer
+
+_YAML_KEY = re.compile(r"^([A-Za-z0-9_-]*)$")
+_YAML_VALUE = re.compile(r"^([A-Za-z0-9_-]+):(\s*)(['\"]?)([^\s'\"#]*)$")
+_TOML_KEY = re.compile(r"^\s*([A-Za-z0-9_-]*)$")
+_TOML_VALUE = re.compile(r"^\s*([A-Za-z0-9_-]+)\s*=\s*(['\"]?)([^'\"]*)$")
+_TOML_HEADER = re.compile(r"^\s*\[\s*([^\]]+?)\s*\]")
+_FLAG_VALUE = re.compile(r"(--[A-Za-z0-9_-]+)(?:=|[\s'\",]+)(['\"]?)([^\s'\",=]*)$")
+_WORD = re.compile(r"[^\s'\"\[\],=]*$")
+_TOP_KEY = re.compile(r"^([A-Za-z0-9_-]+)\s*:", re.M)
+
+
+@dataclass(frozen=True)
+class Ctx:
+    kind: str  # "key" | "flag" | "value"
+    start: int  # offset where the replaced word starts
+    flag_word: str = ""  # for "value": the option or key naming the flag
+    is_key: bool = False  # keys are written without dashes
+    quote: str | None = None  # TOML: the value needs quotes added
+    space: str = ""  # YAML: a space to insert after a bare colon
+
+
+def _toml_table(lines: LineIndex, line: int) -> str | None:
+    for i in range(line, -1, -1):
+        m = _TOML_HEADER.match(lines.line_text(i))
+        if m:
+            return m.group(1)
+    return None
+
+
+def _yaml_config_like(session: Session, path: Path, text: str, line_text: str) -> bool:
+    """An sglang config YAML: read as one, or every other top-level key is an sglang key."""
+    _, surface = session.engine.read_launches(path)
+    if surface is not None and any(c.entry is Entry.CONFIG_FILE for c in surface.launches):
+        return True
+    schema = load_schema(None)
+    keys = [k for k in _TOP_KEY.findall(text) if not line_text.startswith(k)]
+    return all(schema.config_key(k) is not None or isinstance(schema.match("--" + k), Flag) for k in keys)
+
+
+def context(session: Session, path: Path, lines: LineIndex, text: str, offset: int) -> Ctx | None:
+    line = lines.line_of(offset)
+    start = lines.line_start(line)
+    before = text[start:offset]
+    suffix = path.suffix.lower()
+    if suffix in (".yaml", ".yml") and _yaml_config_like(session, path, text, lines.line_text(line)):
+        if _YAML_KEY.match(before):
+            return Ctx("key", start, is_key=True)
+        m = _YAML_VALUE.match(before)
+        if m:
+            return Ctx("value", offset - len(m.group(4)), m.group(1), True, space="" if m.group(2) else " ")
+    if suffix == ".toml" and _toml_table(lines, line) == "sglang":
+        m = _TOML_KEY.match(before)
+        if m:
+            return Ctx("key", offset - len(m.group(1)), is_key=True)
+        m = _TOML_VALUE.match(before)
+        if m:
+            return Ctx("value", offset - len(m.group(3)), m.group(1), True, quote=None if m.group(2) else '"')
+    if "sglang" not in text:
+        return None
+    m = _FLAG_VALUE.search(before)
+    if m and not m.group(3).startswith("-"):
+        return Ctx("value", offset - len(m.group(3)), m.group(1))
+    word = _WORD.search(before).group(0)
+    if word.startswith("-"):
+        return Ctx("flag", offset - len(word))
+    return None
+
+
+def _tags(deprecated: bool, tag_support: bool) -> dict:
+    if not deprecated:
+        return {}
+    return {"tags": [T.CompletionItemTag.Deprecated]} if tag_support else {"deprecated": True}
+
+
+def _detail(flag: Flag) -> str:
+    d = flagdoc.type_name(flag)
+    if flag.takes_value and flag.default not in (None, "==SUPPRESS=="):
+        d += f" · default {flag.default}"
+    return d
+
+
+def flag_items(schema: Schema, ctx: Ctx, rng: T.Range, tag_support: bool, with_docs: bool, tail: str) -> list[T.CompletionItem]:
+    items = []
+    for flag in schema.flags:
+        if flag.hidden or flag.action == HELP_ACTION or "--config" in flag.options:
+            continue
+        deprecated = flagdoc.is_deprecated(flag, schema)
+        for opt in flag.long_options:
+            label = opt[2:] if ctx.is_key else opt
+            new = f"{label}{tail}" if ctx.is_key else label
+            items.append(T.CompletionItem(
+                label=label,
+                kind=T.CompletionItemKind.Property if ctx.is_key else T.CompletionItemKind.Field,
+                detail=_detail(flag),
+                documentation=_docs(flag, schema) if with_docs else None,
+                sort_text=f"{int(deprecated)}{label}",
+                filter_text=label,
+                text_edit=T.TextEdit(range=rng, new_text=new),
+                data={"option": opt, "version": schema.version},
+                **_tags(deprecated, tag_support),
+            ))
+    return items
+
+
+def value_items(flag: Flag, schema: Schema, ctx: Ctx, rng: T.Range, tag_support: bool) -> list[T.CompletionItem]:
+    old = dict(schema.deprecated_values.get(flag.dest, {}))
+    values = [str(c) for c in flag.choices or ()]
+    if not values and ctx.is_key and flag.action == "store_true":
+        values = ["true", "false"]
+    items = []
+    for v in values:
+        deprecated = v in old
+        new = f'{ctx.quote}{v}{ctx.quote}' if ctx.quote else f"{ctx.space}{v}"
+        items.append(T.CompletionItem(
+            label=v,
+            kind=T.CompletionItemKind.EnumMember,
+            detail=f"deprecated alias of {old[v]}" if deprecated else flag.options[0],
+            sort_text=f"{int(deprecated)}{v}",
+            filter_text=v,
+            text_edit=T.TextEdit(range=rng, new_text=new),
+            **_tags(deprecated, tag_support),
+        ))
+    return items
+
+
+def _docs(flag: Flag, schema: Schema) -> T.MarkupContent:
+    return T.MarkupContent(kind=T.MarkupKind.Markdown, value=flagdoc.markdown(flag, schema))
+
+
+def _value_flag(schema: Schema, ctx: Ctx) -> Flag | None:
+    found = (schema.config_key(ctx.flag_word) or schema.match("--" + ctx.flag_word)) if ctx.is_key else schema.match(ctx.flag_word)
+    return found if isinstance(found, Flag) else None
+
+
+def complete(session: Session, snaps, uri: str, pos: T.Position, tag_support: bool, with_docs: bool) -> T.CompletionList | None:
+    """On the lint thread."""
+    session.sync(snaps)
+    path = uri_to_path(uri)
+    src_text = session.text_of(path) if path is not None else None
+    if path is None or src_text is None:
+        return None
+    lines = LineIndex(src_text)
+    offset = convert.offset_of(lines, pos, session.encoding)
+    ctx = context(session, path, lines, src_text, offset)
+    if ctx is None:
+        return None
+    schema = adapters.schema_for_path(session.engine, path)
+    rng = convert.span_to_range(lines, Span(ctx.start, offset), session.encoding)
+    if ctx.kind == "value":
+        flag = _value_flag(schema, ctx)
+        items = value_items(flag, schema, ctx, rng, tag_support) if flag is not None else []
+    else:
+        rest = src_text[offset : lines.line_end(lines.line_of(offset))]
+        tail = ": " if ctx.is_key and path.suffix.lower() in (".yaml", ".yml") and not rest.strip() else ""
+        tail = " = " if ctx.is_key and path.suffix.lower() == ".toml" and not rest.strip() else tail
+        items = flag_items(schema, ctx, rng, tag_support, with_docs, tail)
+    return T.CompletionList(is_incomplete=False, items=items)
+
+
+def resolve_item(item: T.CompletionItem) -> T.CompletionItem:
+    data = item.data if isinstance(item.data, dict) else {}
+    if item.documentation is None and "option" in data:
+        schema = load_schema(data.get("version"))
+        flag = schema.exact(data["option"])
+        if flag is not None:
+            item.documentation = _docs(flag, schema)
+    return item
+
+
+def register(ls: KimiLanguageServer) -> None:
+    options = T.CompletionOptions(trigger_characters=["-", ":", "="], resolve_provider=True)
+
+    @ls.feature(T.TEXT_DOCUMENT_COMPLETION, options)
+    async def completion(ls: KimiLanguageServer, params: T.CompletionParams) -> T.CompletionList | None:
+        if ls.session is None:
+            return None
+        tags = T.CompletionItemTag.Deprecated in (ls.cap("text_document.completion.completion_item.tag_support.value_set") or ())
+        lazy = "documentation" in (ls.cap("text_document.completion.completion_item.resolve_support.properties") or ())
+        return await ls.on_lint_thread(
+            complete, ls.session, ls.snapshots(), params.text_document.uri, params.position, tags, not lazy
+        )
+
+    @ls.feature(T.COMPLETION_ITEM_RESOLVE)
+    def completion_resolve(ls: KimiLanguageServer, item: T.CompletionItem) -> T.CompletionItem:
+        return resolve_item(item)

@@ -1,0 +1,42 @@
+"""Pull diagnostics: ``textDocument/diagnostic`` (result ids) and ``workspace/diagnostic``
+(launch files that are not open), for clients that pull (ruff's choice: pull when offered)."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from lsprotocol import types as T
+
+from kimi_lsp.lsp.session import uri_to_path
+
+if TYPE_CHECKING:
+    from kimi_lsp.lsp.server import KimiLanguageServer
+
+IDENTIFIER = "kimi-lsp"
+
+
+def register(ls: KimiLanguageServer) -> None:
+    options = T.DiagnosticOptions(identifier=IDENTIFIER, inter_file_dependencies=True, workspace_diagnostics=True)
+
+    @ls.feature(T.TEXT_DOCUMENT_DIAGNOSTIC, options)
+    async def document_diagnostic(ls: KimiLanguageServer, params: T.DocumentDiagnosticParams):
+        path = uri_to_path(params.text_document.uri)
+        if path is None or ls.session is None:
+            return T.RelatedFullDocumentDiagnosticReport(items=[])
+        report = await ls.on_lint_thread(ls.session.document_report, path, ls.snapshots())
+        if params.previous_result_id == report.result_id:
+            return T.RelatedUnchangedDocumentDiagnosticReport(result_id=report.result_id)
+        return T.RelatedFullDocumentDiagnosticReport(items=report.items, result_id=report.result_id)
+
+    @ls.feature(T.WORKSPACE_DIAGNOSTIC)
+    async def workspace_diagnostic(ls: KimiLanguageServer, params: T.WorkspaceDiagnosticParams):
+        if ls.session is None:
+            return T.WorkspaceDiagnosticReport(items=[])
+        previous = {p.uri: p.value for p in params.previous_result_ids or ()}
+        reports = await ls.on_lint_thread(ls.session.workspace_reports, ls.snapshots())
+        items: list = []
+        for r in reports:
+            if previous.get(r.uri) == r.result_id:
+                items.append(T.WorkspaceUnchangedDocumentDiagnosticReport(uri=r.uri, version=None, result_id=r.result_id))
+            else:
+                items.append(T.WorkspaceFullDocumentDiagnosticReport(uri=r.uri, version=None, items=r.items, result_id=r.result_id))
+        return T.WorkspaceDiagnosticReport(items=items)

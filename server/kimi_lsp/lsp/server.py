@@ -1,0 +1,163 @@
+"""The kimi-lsp language server (pygls 2): one module per feature, this one only wires them.
+
+``build_server()`` returns a fresh server with every handler registered (tests build their own;
+there is no module singleton). ``run()`` is what ``kimi-lsp serve`` calls.
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+from lsprotocol import types as T
+from pygls.lsp.server import LanguageServer
+from pygls.protocol import LanguageServerProtocol
+from pygls.protocol.language_server import lsp_method
+
+from kimi_lsp import __version__
+from kimi_lsp.lsp import logs
+from kimi_lsp.lsp.session import DocReport, DocSnap, Session, Snaps, uri_to_path
+
+log = logging.getLogger("kimi_lsp.lsp")
+R = TypeVar("R")
+
+
+class KimiProtocol(LanguageServerProtocol):
+    """Prefers UTF-8 positions when the client offers them (pygls takes the client's first)."""
+
+    @lsp_method(T.INITIALIZE)
+    def lsp_initialize(self, params: T.InitializeParams):  # type: ignore[override]
+        general = params.capabilities.general
+        encodings = list(general.position_encodings or []) if general else []
+        if T.PositionEncodingKind.Utf8 in encodings:
+            general.position_encodings = [T.PositionEncodingKind.Utf8]  # type: ignore[union-attr]
+        return (yield from super().lsp_initialize(params))
+
+
+class KimiLanguageServer(LanguageServer):
+    def __init__(self) -> None:
+        super().__init__("kimi-lsp", __version__, protocol_cls=KimiProtocol, max_workers=2)
+        self.session: Session | None = None
+        self.ready: asyncio.Event | None = None
+        self.loop_ref: asyncio.AbstractEventLoop | None = None
+        self.connected = False
+        self.scheduler: Any = None  # documents.Scheduler, set on initialize
+
+    # -- client capabilities ------------------------------------------------------------------
+    def cap(self, dotted: str) -> Any:
+        """``cap("workspace.diagnostics.refresh_support")``: None where any part is missing."""
+        obj: Any = self.client_capabilities
+        for part in dotted.split("."):
+            obj = getattr(obj, part, None) if obj is not None else None
+        return obj
+
+    @property
+    def pull_diagnostics(self) -> bool:
+        return self.cap("text_document.diagnostic") is not None
+
+    # -- the lint thread ----------------------------------------------------------------------
+    def snapshots(self) -> Snaps:
+        snaps: Snaps = {}
+        for uri, doc in list(self.workspace.text_documents.items()):
+            path = uri_to_path(uri)
+            if path is not None:
+                snaps[path] = DocSnap(uri, doc.version, doc.source)
+        return snaps
+
+    async def on_lint_thread(self, fn: Callable[..., R], *args: Any) -> R:
+        assert self.session is not None
+        if self.ready is not None and not self.ready.is_set():
+            try:
+                await asyncio.wait_for(self.ready.wait(), timeout=5)
+            except asyncio.TimeoutError:
+                log.warning("settings did not arrive in time; linting with the project's configuration")
+                self.ready.set()
+        return await asyncio.get_running_loop().run_in_executor(self.session.pool, fn, *args)
+
+    def publish(self, reports: list[DocReport]) -> None:
+        """Push diagnostics, dropping reports computed for a version the editor has left."""
+        for r in reports:
+            doc = self.workspace.text_documents.get(r.uri)
+            if doc is None or (r.version is not None and doc.version != r.version):
+                continue
+            self.text_document_publish_diagnostics(
+                T.PublishDiagnosticsParams(uri=r.uri, version=r.version, diagnostics=r.items)
+            )
+
+    def clear(self, uri: str) -> None:
+        self.text_document_publish_diagnostics(T.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
+
+    def report_server_error(self, error: Exception, source: Any) -> None:
+        # out-of-band errors go to the log, not to a pop-up on every keystroke
+        log.error("kimi-lsp internal error (%s): %s", getattr(source, "__name__", source), error, exc_info=error)
+
+
+def make_session(ls: KimiLanguageServer, params: T.InitializeParams) -> Session:
+    folders = [p for f in (params.workspace_folders or []) if (p := uri_to_path(f.uri)) is not None]
+    root = folders[0] if folders else None
+    if root is None and params.root_uri:
+        root = uri_to_path(params.root_uri)
+    if root is None and params.root_path:
+        root = Path(params.root_path).resolve()
+    root = root or Path.cwd().resolve()
+    encoding = str(ls.workspace.position_encoding or "utf-16")
+    tag_set = ls.cap("text_document.publish_diagnostics.tag_support.value_set") or ()
+    return Session(root, folders or [root], encoding=encoding, tags_supported=bool(tag_set))
+
+
+def build_server() -> KimiLanguageServer:
+    from kimi_lsp.lsp import (
+        code_actions,
+        commands,
+        completion,
+        configuration,
+        documents,
+        hover,
+        pull,
+        watch,
+    )
+
+    ls = KimiLanguageServer()
+
+    @ls.feature(T.INITIALIZE)
+    def initialize(ls: KimiLanguageServer, params: T.InitializeParams) -> None:
+        ls.loop_ref = asyncio.get_running_loop()
+        ls.session = make_session(ls, params)
+        ls.ready = asyncio.Event()
+        ls.scheduler = documents.Scheduler(ls)
+        configuration.from_initialization_options(ls, params.initialization_options)
+
+    @ls.feature(T.INITIALIZED)
+    async def initialized(ls: KimiLanguageServer, _: T.InitializedParams) -> None:
+        ls.connected = True
+        await configuration.load(ls)
+        await watch.register_watchers(ls)
+        await documents.index_workspace(ls)
+
+    @ls.feature(T.SHUTDOWN)
+    def shutdown(ls: KimiLanguageServer, *_: Any) -> None:
+        ls.connected = False
+        if ls.session is not None:
+            ls.session.pool.shutdown(wait=False, cancel_futures=True)
+
+    for module in (documents, pull, watch, configuration, code_actions, hover, completion, commands):
+        module.register(ls)
+    return ls
+
+
+def run(tcp: bool = False, host: str = "127.0.0.1", port: int = 2087, log_level: str = "WARNING") -> int:
+    logs.setup(log_level)
+    server = build_server()
+    handler = logs.attach(server)
+    try:
+        if tcp:
+            server.start_tcp(host, port)
+        else:
+            server.start_io()
+    except KeyboardInterrupt:
+        return 130
+    finally:
+        logs.detach(handler)
+    return 0

@@ -1,0 +1,227 @@
+"""The engine side of a server session: overlays, lint results, who depends on what.
+
+Everything here runs on the single lint thread (``Session.pool``): the engine is synchronous and
+not thread-safe, so one worker serialises overlay updates, lints, hovers and completions. The
+event loop only takes snapshots of the open documents and hands them over.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from lsprotocol import types as T
+from lsprotocol.converters import get_converter
+from pygls.uris import from_fs_path, to_fs_path
+
+from kimi_lsp.diagnostics import Diagnostic
+from kimi_lsp.engine import FileResult
+from kimi_lsp.lsp import adapters, convert
+from kimi_lsp.lsp.settings import EditorSettings
+from kimi_lsp.text import LineIndex
+from kimi_lsp.workspace import SourceText, Workspace
+
+log = logging.getLogger("kimi_lsp.lsp")
+
+MAX_INDEXED_FILES = 5000
+_CONVERTER = get_converter()
+
+
+@dataclass(frozen=True)
+class DocSnap:
+    uri: str
+    version: int | None
+    text: str
+
+
+Snaps = dict[Path, DocSnap]
+
+
+@dataclass(frozen=True)
+class DocReport:
+    uri: str
+    version: int | None  # the document version the items were computed for
+    items: list[T.Diagnostic]
+    result_id: str
+
+
+def uri_to_path(uri: str) -> Path | None:
+    fs = to_fs_path(uri)
+    return Path(fs).resolve() if fs else None
+
+
+@dataclass
+class Session:
+    root: Path
+    folders: list[Path]
+    encoding: str = convert.UTF16
+    tags_supported: bool = True
+    editor: EditorSettings = field(default_factory=EditorSettings)
+    pool: ThreadPoolExecutor = field(default_factory=lambda: ThreadPoolExecutor(1, thread_name_prefix="kimi-lint"))
+
+    def __post_init__(self) -> None:
+        self.workspace = Workspace(self.root)
+        self.engine = self.new_engine(self.workspace)
+        self.results: dict[Path, FileResult] = {}
+        self.dependents: dict[Path, set[Path]] = {}
+        self.synced: dict[Path, int | None] = {}
+        self.uris: dict[Path, str] = {}
+        self.indexed = False
+
+    # -- engine -------------------------------------------------------------------------------
+    def new_engine(self, workspace: Workspace) -> adapters.SessionEngine:
+        eng = adapters.SessionEngine(workspace, dict(self.editor.overrides), self.editor.prefer_editor)
+        if getattr(self, "engine", None) is not None:
+            eng.referenced_configs |= self.engine.referenced_configs
+        return eng
+
+    def apply_settings(self, editor: EditorSettings) -> None:
+        self.editor = editor
+        self.engine = self.new_engine(self.workspace)
+        self.workspace.invalidate(None)
+        self.results.clear()
+
+    def sync(self, snaps: Snaps) -> set[Path]:
+        """Make the workspace overlays match the open documents; return the paths that changed."""
+        changed: set[Path] = set()
+        for path, snap in snaps.items():
+            self.uris[path] = snap.uri
+            if path in self.synced and self.synced[path] == snap.version and snap.version is not None:
+                continue
+            self.workspace.set_overlay(path, snap.text)
+            self.engine.invalidate(path)
+            self.synced[path] = snap.version
+            changed.add(path)
+        for path in [p for p in self.synced if p not in snaps]:
+            del self.synced[path]
+            self.uris.pop(path, None)
+            self.workspace.drop_overlay(path)
+            self.engine.invalidate(path)
+            changed.add(path)
+        return changed
+
+    def invalidate(self, path: Path) -> None:
+        self.engine.invalidate(path)
+
+    # -- reading ------------------------------------------------------------------------------
+    def text_of(self, path: Path) -> str | None:
+        return self.workspace.text(path)
+
+    def lines_of(self, path: Path) -> LineIndex | None:
+        src = self.workspace.read(path)
+        return src.lines if isinstance(src, SourceText) else None
+
+    def uri_of(self, path: Path) -> str:
+        return self.uris.get(path) or from_fs_path(str(path)) or path.as_uri()
+
+    # -- linting ------------------------------------------------------------------------------
+    def lint(self, path: Path) -> FileResult:
+        try:
+            result = self.engine.lint_file(path)
+        except Exception:  # a bug in a reader must not take the server down
+            log.exception("internal error while linting %s", path)
+            result = FileResult(path, [])
+        self.engine.errors.clear()  # already logged once by the engine
+        self._store(result)
+        return result
+
+    def _store(self, result: FileResult) -> None:
+        old = self.results.get(result.path)
+        if old is not None:
+            for dep in old.depends_on:
+                self.dependents.get(dep, set()).discard(result.path)
+        self.results[result.path] = result
+        for dep in result.depends_on:
+            self.dependents.setdefault(dep.resolve(), set()).add(result.path)
+
+    def referrers(self, path: Path) -> set[Path]:
+        """Launch files that pass ``path`` with ``--config`` (their lint reports into it)."""
+        if path not in self.engine.referenced_configs:
+            return set()
+        return {r for r in self.dependents.get(path, set()) if r != path}
+
+    def affected(self, paths: set[Path]) -> set[Path]:
+        """What to re-lint after ``paths`` changed: the open documents among them and their
+        dependents, the launches that report into those (``--config`` referrers), and the open
+        configs those launches pass with ``--config``."""
+        refs = self.engine.referenced_configs
+        todo = set(paths)
+        for p in paths:
+            todo |= self.dependents.get(p, set())
+        lint = {p for p in todo if p in self.synced}
+        for p in todo - lint:  # a closed launch that reports into an open config
+            res = self.results.get(p)
+            if res is not None and any(d in self.synced and d in refs for d in res.depends_on):
+                lint.add(p)
+        for p in list(lint):
+            lint |= self.referrers(p)
+            res = self.results.get(p)
+            if res is not None:
+                lint |= {d for d in res.depends_on if d in self.synced and d in refs}
+        return lint
+
+    def diagnostics_for(self, path: Path) -> list[Diagnostic]:
+        out: list[Diagnostic] = []
+        seen: set[tuple] = set()
+        sources = [self.results.get(path)] + [self.results.get(r) for r in sorted(self.referrers(path))]
+        for res in sources:
+            if res is None:
+                continue
+            for d in res.diagnostics:
+                key = (d.location.span, d.code, d.message)
+                if d.path == path and key not in seen:
+                    seen.add(key)
+                    out.append(d)
+        out.sort(key=Diagnostic.sort_key)
+        return out
+
+    def report(self, path: Path, version: int | None) -> DocReport:
+        items = [
+            convert.to_lsp_diagnostic(d, self.lines_of, self.text_of, self.uri_of, self.encoding, self.tags_supported)
+            for d in self.diagnostics_for(path)
+        ]
+        return DocReport(self.uri_of(path), version, items, result_id(items))
+
+    def lint_paths(self, paths: set[Path], snaps: Snaps) -> list[DocReport]:
+        """Sync, re-lint what ``paths`` affect, and report every open document among them."""
+        self.sync(snaps)
+        todo = self.affected(paths)
+        for p in sorted(todo):
+            self.lint(p)
+        return [self.report(p, snaps[p].version) for p in sorted(todo) if p in snaps]
+
+    def document_report(self, path: Path, snaps: Snaps) -> DocReport:
+        """``textDocument/diagnostic``: the document's diagnostics as of the snapshot."""
+        self.sync(snaps)
+        for r in sorted(self.referrers(path)):
+            self.lint(r)
+        self.lint(path)
+        snap = snaps.get(path)
+        return self.report(path, snap.version if snap else None)
+
+    # -- the whole workspace ------------------------------------------------------------------
+    def index(self) -> list[Path]:
+        files = adapters.walk_workspace(self.folders, MAX_INDEXED_FILES)
+        try:
+            adapters.index_config_references(self.engine, files)
+        except Exception:
+            log.exception("internal error while indexing --config references")
+        self.indexed = True
+        return files
+
+    def workspace_reports(self, snaps: Snaps) -> list[DocReport]:
+        """``workspace/diagnostic``: launch files that are not open."""
+        self.sync(snaps)
+        files = self.index()
+        closed = [f for f in files if f not in snaps]
+        for f in closed:
+            self.lint(f)
+        return [self.report(f, None) for f in closed]
+
+
+def result_id(items: list[T.Diagnostic]) -> str:
+    payload = json.dumps(_CONVERTER.unstructure(items), sort_keys=True, default=str)
+    return hashlib.blake2b(payload.encode(), digest_size=10).hexdigest()

@@ -1,0 +1,61 @@
+"""Pin files and launch files changing on disk: dynamic ``didChangeWatchedFiles`` registration,
+then ``workspace/diagnostic/refresh`` (pull clients) or a re-publish (push clients)."""
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING
+
+from lsprotocol import types as T
+
+from kimi_lsp.lsp.session import uri_to_path
+
+if TYPE_CHECKING:
+    from kimi_lsp.lsp.server import KimiLanguageServer
+
+log = logging.getLogger("kimi_lsp.lsp")
+REGISTRATION_ID = "kimi-lsp-watch"
+
+PIN_GLOBS = (
+    "**/requirements*.{txt,in}",
+    "**/requirements/*.{txt,in}",
+    "**/constraint*.txt",
+    "**/pyproject.toml",
+    "**/{uv.lock,poetry.lock,pdm.lock,Pipfile,Pipfile.lock}",
+    "**/pylock*.toml",
+    "**/{environment.yml,environment.yaml,conda-lock.yml,conda-lock.yaml}",
+    "**/*.conda-lock.{yml,yaml}",
+    "**/{kimi-lsp.toml,.kimi-lsp.toml}",
+)
+LAUNCH_GLOBS = (
+    "**/*.{yaml,yml,toml,sh,bash,zsh,ksh,sbatch,slurm,pbs}",
+    "**/{Dockerfile,Containerfile,dockerfile,containerfile}*",
+    "**/*.dockerfile",
+)
+
+
+def watchers() -> list[T.FileSystemWatcher]:
+    return [T.FileSystemWatcher(glob_pattern=g) for g in (*PIN_GLOBS, *LAUNCH_GLOBS)]
+
+
+async def register_watchers(ls: KimiLanguageServer) -> None:
+    if not ls.cap("workspace.did_change_watched_files.dynamic_registration"):
+        return  # no file watching (Neovim 0.7): didOpen/didChange/didSave of pin files instead
+    registration = T.Registration(
+        id=REGISTRATION_ID,
+        method=T.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+        register_options=T.DidChangeWatchedFilesRegistrationOptions(watchers=watchers()),
+    )
+    try:
+        await ls.client_register_capability_async(T.RegistrationParams(registrations=[registration]))
+    except Exception as exc:  # the client refused: fall back to document events
+        log.warning("could not register file watchers: %s", exc)
+
+
+def register(ls: KimiLanguageServer) -> None:
+    @ls.feature(T.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+    def did_change_watched_files(ls: KimiLanguageServer, params: T.DidChangeWatchedFilesParams) -> None:
+        paths = {p for c in params.changes if (p := uri_to_path(c.uri)) is not None}
+        structural = any(c.type != T.FileChangeType.Changed for c in params.changes)
+        if paths and ls.scheduler is not None:
+            # a created or deleted pin file can govern launches that never depended on it
+            ls.scheduler.request(paths, disk=True, everything=structural)

@@ -1,0 +1,391 @@
+"""Shared helpers for the argument-schema (KL2xx) and cross-argument (KL3xx) rules.
+
+They read a ``ResolvedLaunch`` the way sglang's resolution does: the last occurrence of a flag
+wins, an unset flag has its schema default, store-true flags are booleans, and the deprecated
+value renames (``tokenspeed_mla -> cutedsl_mla``) happen before any check looks at a backend.
+Nothing here reads files; positions come from the located tokens.
+"""
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable
+from pathlib import Path
+
+from kimi_lsp.diagnostics import Applicability, Edit, Fix, Location, Related
+from kimi_lsp.knowledge.schema import Flag, Schema
+from kimi_lsp.launch import ArgProblem, ArgUse, ResolvedLaunch
+from kimi_lsp.rules._base import LaunchContext
+from kimi_lsp.rules._fixes import replace_token_value
+from kimi_lsp.surfaces.model import ConfigEntry, Entry, Surface, Token
+from kimi_lsp.text import Span
+
+# argparse stops at these; whatever follows them was never parsed
+FATAL_KINDS = frozenset({"ambiguous", "missing-value", "explicit-value"})
+# sglang's deprecated value renames, applied before every backend check (serving_hook.py)
+BACKEND_RENAMES = {"tokenspeed_mla": "cutedsl_mla", "compressed": "dsv4"}
+_TRUE = frozenset({"1", "true", "yes", "on", "y", "t"})
+# entry points that run sglang's --config merger
+MERGING_ENTRIES = (Entry.LAUNCH_SERVER, Entry.SERVE)
+# surfaces whose launch words are plain shell words (a word may be split into two there)
+SHELL_LIKE = (Surface.SHELL, Surface.DOCKERFILE, Surface.CI_YAML, Surface.COMPOSE, Surface.KUBERNETES)
+
+
+# -- locations ---------------------------------------------------------------------------
+
+
+def origin_path(launch: ResolvedLaunch, origin: str) -> Path:
+    if origin == "config" and launch.config is not None:
+        return launch.config.path
+    return launch.command.path
+
+
+def use_location(launch: ResolvedLaunch, use: ArgUse) -> Location:
+    return Location(origin_path(launch, use.origin), use.decisive_span)
+
+
+def option_location(launch: ResolvedLaunch, use: ArgUse) -> Location:
+    """The option token alone (the YAML key for config-origin uses)."""
+    return Location(origin_path(launch, use.origin), use.option.span)
+
+
+def token_location(launch: ResolvedLaunch, tok: Token, origin: str) -> Location:
+    return Location(origin_path(launch, origin), tok.span)
+
+
+def value_location(launch: ResolvedLaunch, use: ArgUse, tok: Token) -> Location:
+    """A finding about one value: the whole option-and-value for a single value (it starts on the
+    option's line, like every other finding about a flag), the value alone among several."""
+    if len(use.values) <= 1:
+        return use_location(launch, use)
+    return token_location(launch, tok, use.origin)
+
+
+def problem_location(launch: ResolvedLaunch, prob: ArgProblem) -> Location:
+    return token_location(launch, prob.token, prob.origin)
+
+
+def launch_anchor(launch: ResolvedLaunch) -> Location:
+    """Where a finding about the whole launch sits: the model path, else the program."""
+    use = launch.last("model_path")
+    if use is not None:
+        return use_location(launch, use)
+    cmd = launch.command
+    if cmd.program.span.end > cmd.program.span.start:
+        return Location(cmd.path, cmd.program.span)
+    return Location(cmd.path, Span(cmd.span.start, cmd.span.start))
+
+
+def related_use(launch: ResolvedLaunch, use: ArgUse, message: str) -> Related:
+    return Related(use_location(launch, use), message)
+
+
+def flag_text(use: ArgUse) -> str:
+    """How the user wrote the option: `--tp-size` on a command line, `tp-size` in a config file."""
+    if use.origin == "config" and use.entry is not None:
+        return use.entry.key.value
+    return use.option.value
+
+
+def spelled(use: ArgUse) -> str:
+    """`--tp-size 8` / `tp-size: 8`, for messages."""
+    value = " ".join(t.value for t in use.values)
+    if use.origin == "config" and use.entry is not None:
+        return f"{use.entry.key.value}: {value}" if use.values else use.entry.key.value
+    if use.inline:
+        return f"{use.option.value}={value}"
+    return f"{use.option.value} {value}".rstrip()
+
+
+# -- values ------------------------------------------------------------------------------
+
+
+def parse_int(value: str | None) -> int | None:
+    if value is None:
+        return None
+    try:
+        return int(value.strip())
+    except ValueError:
+        return None
+
+
+def default(schema: Schema, dest: str) -> object:
+    flag = schema.by_dest(dest)
+    return None if flag is None else flag.default
+
+
+def int_value(launch: ResolvedLaunch, dest: str) -> int | None:
+    """The value sglang would see: the last occurrence, else the schema default (None: unknown)."""
+    use = launch.last(dest)
+    if use is not None:
+        return parse_int(use.value)
+    d = default(launch.schema, dest)
+    return d if isinstance(d, int) and not isinstance(d, bool) else None
+
+
+def str_value(launch: ResolvedLaunch, dest: str) -> str | None:
+    use = launch.last(dest)
+    if use is not None:
+        return use.value
+    d = default(launch.schema, dest)
+    return d if isinstance(d, str) else None
+
+
+def flag_on(launch: ResolvedLaunch, dest: str) -> ArgUse | None:
+    """The occurrence that turns a boolean flag on (store-true, or `--x` of a `--x/--no-x` pair)."""
+    use = launch.last(dest)
+    if use is None or use.flag.takes_value:
+        return None
+    if use.flag.action == "boolean_optional" and is_negative_option(use):
+        return None
+    return use
+
+
+def is_negative_option(use: ArgUse) -> bool:
+    """Whether a `--x/--no-x` occurrence is the `--no-x` spelling (unique prefixes included)."""
+    head = use.option.value.split("=", 1)[0]
+    if use.origin == "config" and use.entry is not None:
+        head = "--" + use.entry.key.value
+    negatives = [o for o in use.flag.options if o.startswith("--no-")]
+    return any(o == head or o.startswith(head) for o in negatives) and not any(
+        (o == head or o.startswith(head)) for o in use.flag.options if not o.startswith("--no-")
+    )
+
+
+def backend(launch: ResolvedLaunch, dest: str) -> tuple[str | None, ArgUse | None]:
+    """An attention backend flag after sglang's deprecated renames; "" counts as unset."""
+    use = launch.last(dest)
+    if use is None or not use.value:
+        return None, None
+    return BACKEND_RENAMES.get(use.value, use.value), use
+
+
+def attention_backends(launch: ResolvedLaunch) -> tuple[tuple[str | None, ArgUse | None], tuple[str | None, ArgUse | None]]:
+    """sglang's ``attention_backends_of``: (prefill, decode), each the phase flag else
+    ``--attention-backend``."""
+    general = backend(launch, "attention_backend")
+    prefill = backend(launch, "prefill_attention_backend")
+    decode = backend(launch, "decode_attention_backend")
+    return (prefill if prefill[0] else general), (decode if decode[0] else general)
+
+
+def env_set(launch: ResolvedLaunch, name: str) -> bool:
+    """An environment variable set on the launch with a value sglang reads as true."""
+    value = launch.env_value(name)
+    return value is not None and value.strip().lower() in _TRUE
+
+
+def env_present(launch: ResolvedLaunch, name: str) -> bool:
+    """Set at all (a value we cannot know counts as set)."""
+    return name in launch.env
+
+
+def plugins_active(launch: ResolvedLaunch) -> bool:
+    """sglang loads plugins (which may extend choice lists) when SGLANG_PLUGINS is set."""
+    var = launch.env.get("SGLANG_PLUGINS")
+    return var is not None and (var.value is None or bool(var.value.value.strip()))
+
+
+def fatal_parse(launch: ResolvedLaunch) -> bool:
+    """argparse stopped early: flags after the failure were never read, so cross-argument
+    checks would see half a launch."""
+    return any(p.kind in FATAL_KINDS for p in launch.problems)
+
+
+def is_literal(tok: Token, origin: str) -> bool:
+    """Whether a word's value is known at lint time: a shell word with `$VAR` or a command
+    substitution is only known when the launch runs."""
+    return origin != "cli" or ("$" not in tok.value and "`" not in tok.value)
+
+
+def argv_is_known(launch: ResolvedLaunch) -> bool:
+    """Every command-line word is literal text (no `$VAR`, `"$@"` or command substitution)."""
+    return all(t.exact and "$" not in t.value and "`" not in t.value for t in launch.command.argv)
+
+
+# -- config entries ----------------------------------------------------------------------
+
+
+def entry_flag(schema: Schema, key: str) -> Flag | None:
+    """The flag a `--config` key ends up on: the merger's own table, else argparse's matching
+    of the emitted `--{key}` (a unique prefix), else None."""
+    flag = schema.config_key(key)
+    if flag is not None:
+        return flag
+    m = schema.match("--" + key)
+    return m if isinstance(m, Flag) else None
+
+
+def is_refused_key(schema: Schema, key: str) -> bool:
+    """Whether the merger raises "Unsupported config option" for ``key`` (its own table decides:
+    an alias it does not know is emitted as `--{key}` like any unknown key)."""
+    flag = schema.config_key(key)
+    return flag is not None and bool(flag.config_refused)
+
+
+def is_store_true_key(schema: Schema, key: str) -> bool:
+    """Whether the merger turns `key: true` into a bare `--key` (its own list, per release)."""
+    return key.replace("-", "_") in schema.config_store_true_keys
+
+
+def config_entries(launch: ResolvedLaunch) -> tuple[ConfigEntry, ...]:
+    return launch.config.entries if launch.config is not None else ()
+
+
+def is_yaml_config(launch: ResolvedLaunch) -> bool:
+    return launch.config is not None and launch.config.format == "yaml"
+
+
+def special_config_value(schema: Schema, entry: ConfigEntry) -> str | None:
+    """Which config-merger rule speaks for an entry's value, so that the generic value rules
+    (KL202/KL203) stay quiet: "null", "list", "store-true" or None."""
+    flag = entry_flag(schema, entry.key.value)
+    if flag is None or is_refused_key(schema, entry.key.value):
+        return None
+    if entry.value is None:
+        return "null"
+    _, most = flag.arity
+    if isinstance(entry.value, list):
+        return "list" if most is not None and len(entry.value) > most else None
+    if not flag.takes_value:
+        if isinstance(entry.value, bool) and is_store_true_key(schema, entry.key.value):
+            return None
+        return "store-true"
+    return None
+
+
+# -- did-you-mean --------------------------------------------------------------------------
+
+
+def closest_choice(value: str, choices: Iterable[object]) -> str | None:
+    names = [str(c) for c in choices]
+    low = {n.lower(): n for n in names}
+    if value.lower() in low:
+        return low[value.lower()]
+    found = difflib.get_close_matches(value, names, n=1, cutoff=0.6)
+    return found[0] if found else None
+
+
+def show_choices(choices: Iterable[object], limit: int = 12) -> str:
+    names = [str(c) for c in choices]
+    shown = ", ".join(f"`{n}`" for n in names[:limit])
+    if len(names) > limit:
+        shown += f", … ({len(names) - limit} more)"
+    return shown
+
+
+# -- fixes ---------------------------------------------------------------------------------
+
+
+def replace_token(
+    ctx: LaunchContext, tok: Token, origin: str, new: str, title: str,
+    applicability: Applicability = Applicability.UNSAFE,
+) -> Fix | None:
+    """Replace a whole token's text (keeping its quotes) when the token maps 1:1 onto the file."""
+    path = origin_path(ctx.launch, origin)
+    text = ctx.workspace.text(path)
+    if text is None or not tok.exact:
+        return None
+    span = replace_token_value(text, tok, tok.value)
+    if span is None:
+        return None
+    return Fix(title, (Edit(path, span, new),), applicability)
+
+
+def replace_prefix(
+    ctx: LaunchContext, tok: Token, origin: str, length: int, new: str, title: str,
+    applicability: Applicability = Applicability.UNSAFE,
+) -> Fix | None:
+    """Replace the first ``length`` characters of an unquoted token (e.g. the option part of
+    `--opt=value`)."""
+    path = origin_path(ctx.launch, origin)
+    text = ctx.workspace.text(path)
+    if text is None or not tok.exact:
+        return None
+    raw = text[tok.span.start : tok.span.end]
+    if raw == tok.value:
+        start = tok.span.start
+    elif len(raw) >= 2 and raw[0] == raw[-1] and raw[0] in "'\"" and raw[1:-1] == tok.value:
+        start = tok.span.start + 1
+    else:
+        return None
+    return Fix(title, (Edit(path, Span(start, start + length), new),), applicability)
+
+
+def key_rename_fix(
+    ctx: LaunchContext, entry: ConfigEntry, new_key: str, title: str,
+    applicability: Applicability = Applicability.UNSAFE,
+) -> Fix | None:
+    """Rename a config-file key in place (quotes kept)."""
+    launch = ctx.launch
+    if launch.config is None:
+        return None
+    path = launch.config.path
+    text = ctx.workspace.text(path)
+    if text is None:
+        return None
+    span = replace_token_value(text, Token(entry.key.value, entry.key.span), entry.key.value)
+    if span is None:
+        return None
+    return Fix(title, (Edit(path, span, new_key),), applicability)
+
+
+def entry_value_fix(
+    ctx: LaunchContext, entry: ConfigEntry, new_value: str, title: str,
+    applicability: Applicability = Applicability.UNSAFE,
+) -> Fix | None:
+    """Replace a config entry's whole value node (scalars only)."""
+    launch = ctx.launch
+    if launch.config is None or isinstance(entry.value, (list, dict)):
+        return None
+    path = launch.config.path
+    if entry.value_span.end <= entry.value_span.start:
+        return None
+    return Fix(title, (Edit(path, entry.value_span, new_value),), applicability)
+
+
+def delete_entry_fix(
+    ctx: LaunchContext, entry: ConfigEntry, title: str,
+    applicability: Applicability = Applicability.UNSAFE,
+) -> Fix | None:
+    """Delete a config entry written on a line of its own (`key: value  # comment`)."""
+    launch = ctx.launch
+    if launch.config is None or launch.config.format != "yaml":
+        return None
+    path = launch.config.path
+    text = ctx.workspace.text(path)
+    if text is None:
+        return None
+    start = text.rfind("\n", 0, entry.key.span.start) + 1
+    if text[start : entry.key.span.start].strip():
+        return None  # inside a flow mapping or after other text
+    end_of_value = max(entry.value_span.end, entry.key.span.end)
+    nl = text.find("\n", end_of_value)
+    if nl < 0:
+        end = len(text)
+    else:
+        if "\n" in text[entry.key.span.start : end_of_value]:
+            return None  # a multi-line value: leave it to the user
+        end = nl + 1
+    return Fix(title, (Edit(path, Span(start, end), ""),), applicability)
+
+
+# -- cross-argument facts ------------------------------------------------------------------
+
+
+def dcp(launch: ResolvedLaunch) -> tuple[int, ArgUse | None]:
+    """(dcp_size, the flag occurrence); 1 when unset."""
+    use = launch.last("dcp_size")
+    n = parse_int(use.value) if use is not None else None
+    return (n if n is not None else 1), use
+
+
+def explicit(launch: ResolvedLaunch, dest: str) -> ArgUse | None:
+    """The deciding occurrence of a value flag, when it has a (non-empty) value."""
+    use = launch.last(dest)
+    return use if use is not None and use.flag.takes_value and use.value else None
+
+
+def dcp_related(launch: ResolvedLaunch, use: ArgUse | None, n: int) -> tuple[Related, ...]:
+    if use is None:
+        return ()
+    return (related_use(launch, use, f"decode context parallelism is enabled here (dcp-size {n})"),)

@@ -1,0 +1,119 @@
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from kimi_lsp.diagnostics import Severity
+from kimi_lsp.knowledge.schema import check_value
+from kimi_lsp.launch import ArgProblem, ArgUse
+from kimi_lsp.rules import _args
+from kimi_lsp.rules._base import LaunchContext, Violation, rule
+from kimi_lsp.surfaces.model import Entry, Token
+
+_YAML_BOOL = " (YAML reads `true`/`false`/`yes`/`no`/`on`/`off` as booleans)"
+
+
+@rule(code="KL203", name="invalid-value-type", severity=Severity.ERROR)
+def check(ctx: LaunchContext) -> Iterator[Violation]:
+    """A value argparse cannot convert to the flag's type, a flag without its value, or a word
+    that no flag consumes.
+
+    ## What it does
+    Converts every value the way the pinned sglang release does: `int`, `float`, sglang's
+    human-readable integers (`128k`, `1Mi`; decimals are not allowed with IEC suffixes), JSON,
+    JSON lists and the CUDA-graph parsers (`tc_piecewise` was removed). It also reports a flag
+    written last without its value, a value given to a flag that takes none
+    (`--trust-remote-code=true`, `--enable-metrics yes`), and extra values after a single-value
+    flag (`--tp-size 2 4`).
+
+    ## Why is this bad?
+    argparse exits at start-up: `argument --tp-size/--tensor-parallel-size: invalid int value:
+    '8.0'`, `expected one argument`, `ignored explicit argument 'true'` or
+    `unrecognized arguments: 4`.
+
+    ## Example
+    ```bash
+    python -m sglang.launch_server --model-path Qwen/Qwen3-8B --tp-size 2.0 --context-length 32K
+    ```
+
+    Use instead:
+    ```bash
+    python -m sglang.launch_server --model-path Qwen/Qwen3-8B --tp-size 2 --context-length 32k
+    ```
+    """
+    launch = ctx.launch
+    schema = launch.schema
+    for use in launch.uses:
+        if use.entry is not None and _args.special_config_value(schema, use.entry) is not None:
+            continue  # KL207/KL208/KL209 explain what the config merger made of the value
+        for tok in use.values:
+            if not _args.is_literal(tok, use.origin):
+                continue
+            msg = check_value(use.flag, tok.value)
+            if msg is None or msg.startswith("invalid choice"):
+                continue
+            note = _YAML_BOOL if use.origin == "config" and isinstance(use.entry and use.entry.value, bool) else ""
+            yield Violation(
+                _args.value_location(launch, use, tok),
+                f"Invalid value `{tok.value}` for `{_args.flag_text(use)}`: {msg}{note}",
+            )
+    for prob in launch.problems:
+        if not _args.is_literal(prob.token, prob.origin):
+            continue  # e.g. `"$@"` or `$EXTRA_ARGS`: whatever they expand to is unknown here
+        if prob.kind == "missing-value":
+            yield Violation(_args.problem_location(launch, prob), _missing(prob))
+        elif prob.kind == "explicit-value":
+            assert prob.flag is not None
+            head, _, value = prob.token.value.partition("=")
+            yield Violation(
+                _args.problem_location(launch, prob),
+                f"`{head}` takes no value, so `={value}` is an error (argparse: ignored explicit argument {value!r})",
+            )
+        elif prob.kind == "extra-value":
+            if prob.origin == "cli" and launch.command.entry is Entry.NO_CONFIG:
+                continue  # a benchmark's own flag and its value
+            if prob.entry is not None and _args.special_config_value(schema, prob.entry) is not None:
+                continue
+            msg = _extra(ctx, prob)
+            if msg is not None:
+                yield Violation(_args.problem_location(launch, prob), msg)
+
+
+def _missing(prob: ArgProblem) -> str:
+    flag = prob.flag
+    assert flag is not None
+    lo, hi = flag.arity
+    want = "at least one value" if hi is None else ("one value" if lo == 1 else f"{lo} values")
+    where = f"`--config` key `{prob.entry.key.value}`" if prob.entry is not None else f"`{prob.token.value}`"
+    return f"{where} expects {want} but none follows (argparse: {prob.message.split(': ', 1)[-1]})"
+
+
+def _extra(ctx: LaunchContext, prob: ArgProblem) -> str | None:
+    launch = ctx.launch
+    word = prob.token.value
+    before = _word_before(launch.command.argv, prob)
+    if before is not None:
+        if any(p.token.span == before.span for p in launch.problems):
+            return None  # the stray value of an unknown flag: KL201 speaks for both
+        for use in launch.uses:
+            last = use.values[-1] if use.values else use.option
+            if use.origin == "cli" and last.span.end == before.span.end:
+                if not use.flag.takes_value:
+                    return f"`{use.option.value}` takes no value, so `{word}` is an unrecognized argument"
+                return f"`{use.option.value}` takes {_takes(use)}, so `{word}` is an unrecognized argument"
+    if launch.command.entry is Entry.LAUNCH_SERVER and launch.last("model_path") is None:
+        return f"Unexpected positional argument `{word}` (the model path goes after `--model-path`)"
+    return f"Unexpected argument `{word}` (argparse: unrecognized arguments)"
+
+
+def _takes(use: ArgUse) -> str:
+    lo, hi = use.flag.arity
+    return "one value" if hi == 1 else f"{hi} values"
+
+
+def _word_before(argv: tuple[Token, ...], prob: ArgProblem) -> Token | None:
+    if prob.origin != "cli":
+        return None
+    for i, tok in enumerate(argv):
+        if tok.span == prob.token.span:
+            return argv[i - 1] if i > 0 else None
+    return None

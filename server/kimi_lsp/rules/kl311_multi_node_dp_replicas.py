@@ -1,0 +1,46 @@
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from kimi_lsp.diagnostics import Severity
+from kimi_lsp.rules import _args
+from kimi_lsp.rules._base import LaunchContext, Violation, rule
+
+
+@rule(code="KL311", name="multi-node-dp-replicas", severity=Severity.ERROR)
+def check(ctx: LaunchContext) -> Iterator[Violation]:
+    """Data-parallel replicas (`--dp-size` > 1) on a multi-node launch.
+
+    ## What it does
+    Reports `--dp-size` greater than 1 with `--nnodes` other than 1. Across nodes sglang supports
+    attention data parallelism (`--attn-dp-size`), not whole-model replicas. (The deprecated
+    `--enable-dp-attention` turns `--dp-size` into the attention DP size and is not reported.)
+
+    ## Why is this bad?
+    `AssertionError: multi-node data-parallel replicas are not supported; use attention DP
+    (--attn-dp-size) across nodes`.
+
+    ## Example
+    ```bash
+    python -m sglang.launch_server --model-path deepseek-ai/DeepSeek-V3 --tp-size 16 --dp-size 2 --nnodes 2 --node-rank 0
+    ```
+
+    Use instead:
+    ```bash
+    python -m sglang.launch_server --model-path deepseek-ai/DeepSeek-V3 --tp-size 16 --attn-dp-size 2 --nnodes 2 --node-rank 0
+    ```
+    """
+    launch = ctx.launch
+    if _args.fatal_parse(launch):
+        return
+    dp_use = launch.last("dp_size")
+    dp = _args.parse_int(dp_use.value) if dp_use is not None else None
+    nnodes = _args.int_value(launch, "nnodes")
+    if dp_use is None or dp is None or dp <= 1 or nnodes in (None, 1):
+        return
+    if _args.flag_on(launch, "enable_dp_attention") is not None:
+        return
+    yield Violation(
+        _args.use_location(launch, dp_use),
+        "multi-node data-parallel replicas are not supported; use attention DP (--attn-dp-size) across nodes",
+    )

@@ -1,0 +1,481 @@
+"""PyYAML with positions: composing safely, node spans, and scalars as located strings.
+
+PyYAML marks carry code-point ``index`` values, so node spans slice the decoded text directly.
+What the marks do not give, this module adds:
+
+* spans trimmed to the node's own text: without its ``&anchor``/``!tag`` properties, without
+  the trailing blank lines and comments a block collection or block scalar's end mark includes;
+* alias-aware children: composing resolves ``*alias`` to the anchored node, whose marks point
+  at the anchor; a child that sits earlier in the text than its place is an alias, and its span
+  is the ``*name`` text where it is written;
+* ``scalar_source``: the scalar's value with the file span of every character, so a shell script
+  in a block scalar (``run: |``) can be lexed with exact positions.
+
+Safety: PyYAML's composers recurse per nesting level (libyaml's Cython composer crashes the
+process on very deep input), so documents are composed here from parser events with an explicit
+stack that stops at ``MAX_DEPTH``; libyaml's parser itself keeps no recursion and is used when
+available. Documents that expand to too many nodes through aliases are refused too. Errors are
+reported as the pure-Python loader words them: that is what ``yaml.safe_load`` (sglang) says.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import yaml
+from yaml.constructor import SafeConstructor
+from yaml.composer import ComposerError
+from yaml.error import MarkedYAMLError, YAMLError
+from yaml.events import (
+    AliasEvent,
+    MappingEndEvent,
+    ScalarEvent,
+    SequenceEndEvent,
+    SequenceStartEvent,
+    StreamEndEvent,
+)
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+from yaml.reader import ReaderError
+
+from kimi_lsp.surfaces.model import SyntaxProblem
+from kimi_lsp.surfaces.shell import MappedSource
+from kimi_lsp.text import Span
+
+try:
+    from yaml import CSafeLoader as _CLoader
+except ImportError:  # PyYAML built without libyaml
+    _CLoader = None  # type: ignore[assignment,misc]
+
+MAX_ALIAS_NODES = 10_000  # nodes that alias expansion may add to a document
+MAX_DEPTH = 100
+
+STR_TAG = "tag:yaml.org,2002:str"
+NULL_TAG = "tag:yaml.org,2002:null"
+MERGE_TAG = "tag:yaml.org,2002:merge"
+
+_DQ_ESCAPES = {
+    "0": "\0", "a": "\a", "b": "\b", "t": "\t", "\t": "\t", "n": "\n", "v": "\v", "f": "\f",
+    "r": "\r", "e": "\x1b", " ": " ", '"': '"', "/": "/", "\\": "\\", "N": "\x85", "_": "\xa0",
+    "L": "\u2028", "P": "\u2029",
+}
+_DQ_HEX = {"x": 2, "u": 4, "U": 8}
+
+
+@dataclass
+class Loaded:
+    """The documents of a YAML stream that composed and passed the limits, and what went wrong."""
+
+    docs: list[Node] = field(default_factory=list)
+    problems: list[SyntaxProblem] = field(default_factory=list)
+    count: int = 0  # documents in the stream as far as it could be read (empty ones included)
+    syntax_error: bool = False  # the parser rejected the text (as opposed to a limit we enforce)
+
+
+def _loader_class(text: str) -> type:
+    # libyaml reports a leading BOM's offset differently from the decoded text; SourceText
+    # strips the BOM, so this only matters for text handed in some other way.
+    if _CLoader is None or text.startswith("\ufeff"):
+        return yaml.SafeLoader
+    return _CLoader
+
+
+def _point(text: str, index: int) -> Span:
+    index = max(0, min(index, len(text)))
+    if index < len(text) and text[index] not in "\r\n":
+        return Span(index, index + 1)
+    return Span(index, index)
+
+
+def problem_from_error(exc: Exception, text: str, *, c_loader: bool = False) -> SyntaxProblem:
+    """A YAML exception as a problem at the position it names."""
+    if isinstance(exc, MarkedYAMLError):
+        mark = exc.problem_mark or exc.context_mark
+        message = exc.problem or exc.context or "invalid YAML"
+        if exc.context and exc.problem:
+            message = f"{exc.context}, {exc.problem}"
+        index = mark.index if mark is not None else 0
+        span = _point(text, index)
+        if text.startswith(("---", "..."), span.start):  # a document marker: point at all of it
+            span = Span(span.start, span.start + 3)
+        return SyntaxProblem(f"YAML syntax error: {message}", span)
+    if isinstance(exc, ReaderError):
+        index = exc.position
+        if c_loader:  # libyaml reports a byte offset into the UTF-8 encoding
+            index = len(text.encode("utf-8", "surrogatepass")[:index].decode("utf-8", "ignore"))
+        return SyntaxProblem(f"YAML syntax error: {exc.reason}", _point(text, index))
+    return SyntaxProblem(f"YAML syntax error: {exc}", Span(0, 0))
+
+
+def check_limits(root: Node) -> str | None:
+    """Why ``root`` must not be expanded (alias bomb, nesting), or None."""
+    seen: set[int] = set()
+    stack: list[Node] = [root]
+    while stack:  # unique nodes, iteratively (a recursive alias would loop a recursive walk)
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        stack.extend(_children(node))
+    limit = len(seen) + MAX_ALIAS_NODES
+    count = 0
+    deep: list[tuple[Node, int]] = [(root, 1)]
+    while deep:
+        node, depth = deep.pop()
+        count += 1
+        if depth > MAX_DEPTH:
+            return f"YAML nesting deeper than {MAX_DEPTH} levels"
+        if count > limit:
+            return f"YAML aliases expand to more than {MAX_ALIAS_NODES} extra nodes (alias bomb?)"
+        deep.extend((child, depth + 1) for child in _children(node))
+    return None
+
+
+def _children(node: Node) -> list[Node]:
+    if isinstance(node, SequenceNode):
+        return list(node.value)
+    if isinstance(node, MappingNode):
+        out: list[Node] = []
+        for k, v in node.value:
+            out.append(k)
+            out.append(v)
+        return out
+    return []
+
+
+def load(text: str) -> Loaded:
+    """Compose every document of ``text``; stops at the first error, keeping what came before."""
+    cls = _loader_class(text)
+    loaded = _load(text, cls)
+    if cls is _CLoader and loaded.syntax_error:
+        # Report errors the way yaml.safe_load (pure Python, what sglang runs) words them.
+        return _load(text, yaml.SafeLoader)
+    return loaded
+
+
+def _load(text: str, cls: type) -> Loaded:
+    loaded = Loaded()
+    loader = None
+    try:
+        loader = cls(text)  # the pure-Python reader checks every character here
+        loader.get_event()  # StreamStartEvent
+        while not loader.check_event(StreamEndEvent):
+            loader.get_event()  # DocumentStartEvent
+            node = _compose(loader)
+            loader.get_event()  # DocumentEndEvent
+            loaded.count += 1
+            why = check_limits(node)
+            if why is not None:
+                loaded.problems.append(SyntaxProblem(why, _point(text, node.start_mark.index)))
+                continue
+            loaded.docs.append(node)
+    except _TooDeep as exc:
+        loaded.problems.append(SyntaxProblem(f"YAML nesting deeper than {MAX_DEPTH} levels", _point(text, exc.index)))
+    except YAMLError as exc:
+        loaded.syntax_error = True
+        loaded.problems.append(problem_from_error(exc, text, c_loader=cls is _CLoader))
+    except RecursionError:  # not expected (nothing here recurses), but never let it escape
+        loaded.problems.append(SyntaxProblem(f"YAML nesting deeper than {MAX_DEPTH} levels", Span(0, 0)))
+    finally:
+        try:
+            if loader is not None:
+                loader.dispose()
+        except Exception:  # disposing a failed C parser must not mask the real problem
+            pass
+    return loaded
+
+
+class _TooDeep(Exception):
+    def __init__(self, index: int) -> None:
+        super().__init__(index)
+        self.index = index
+
+
+def _compose(loader: yaml.SafeLoader) -> Node:
+    """One document's node graph, like PyYAML's Composer but without recursion.
+
+    PyYAML's composer recurses per nesting level (libyaml's Cython one crashes the process on
+    very deep input); this one keeps an explicit stack and stops at ``MAX_DEPTH``, so hostile
+    input costs only the events read before the limit.
+    """
+    anchors: dict[str, Node] = {}
+    stack: list[tuple[Node, list[Node]]] = []  # open collection, pending mapping key (0 or 1)
+    while True:
+        event = loader.get_event()
+        node: Node
+        if isinstance(event, AliasEvent):
+            found = anchors.get(event.anchor)
+            if found is None:
+                raise ComposerError(None, None, f"found undefined alias {event.anchor!r}", event.start_mark)
+            node = found
+        elif isinstance(event, (SequenceEndEvent, MappingEndEvent)):
+            node, _ = stack.pop()
+            node.end_mark = event.end_mark
+        else:
+            anchor = event.anchor
+            if anchor is not None and anchor in anchors:
+                raise ComposerError(
+                    f"found duplicate anchor {anchor!r}; first occurrence",
+                    anchors[anchor].start_mark,
+                    "second occurrence",
+                    event.start_mark,
+                )
+            if isinstance(event, ScalarEvent):
+                tag = event.tag
+                if tag is None or tag == "!":
+                    tag = loader.resolve(ScalarNode, event.value, event.implicit)
+                node = ScalarNode(tag, event.value, event.start_mark, event.end_mark, style=event.style)
+            else:
+                kind = SequenceNode if isinstance(event, SequenceStartEvent) else MappingNode
+                tag = event.tag
+                if tag is None or tag == "!":
+                    tag = loader.resolve(kind, None, event.implicit)
+                node = kind(tag, [], event.start_mark, None, flow_style=event.flow_style)
+            if anchor is not None:
+                anchors[anchor] = node
+            if not isinstance(node, ScalarNode):
+                if len(stack) >= MAX_DEPTH:
+                    raise _TooDeep(event.start_mark.index)
+                stack.append((node, []))
+                continue
+        if not stack:
+            return node
+        parent, pending = stack[-1]
+        if isinstance(parent, SequenceNode):
+            parent.value.append(node)
+        elif pending:
+            parent.value.append((pending.pop(), node))
+        else:
+            pending.append(node)
+
+
+def single_document_problem(text: str) -> SyntaxProblem | None:
+    """What ``yaml.safe_load`` says about a stream of several documents (sglang reads one)."""
+    try:
+        loader = yaml.SafeLoader(text)
+        try:
+            loader.get_single_node()
+        finally:
+            loader.dispose()
+    except YAMLError as exc:
+        return problem_from_error(exc, text)
+    except RecursionError:
+        return None
+    return None
+
+
+class ConstructError(Exception):
+    """A node that composes but does not construct (bad timestamp, unhashable key, unknown tag)."""
+
+    def __init__(self, problem: SyntaxProblem) -> None:
+        super().__init__(problem.message)
+        self.problem = problem
+
+
+def construct(node: Node, text: str, span: Span | None = None) -> object:
+    """What ``yaml.safe_load`` gives for ``node`` (YAML 1.1 booleans, merges, timestamps)."""
+    try:
+        return SafeConstructor().construct_document(node)
+    except MarkedYAMLError as exc:
+        raise ConstructError(problem_from_error(exc, text)) from exc
+    except (ValueError, TypeError, OverflowError, RecursionError) as exc:
+        where = span if span is not None else _point(text, node.start_mark.index)
+        raise ConstructError(SyntaxProblem(f"YAML value cannot be loaded: {exc}", where)) from exc
+
+
+class YamlText:
+    """Spans of composed nodes in ``text`` (memoised per node)."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self._ends: dict[int, int] = {}
+
+    # -- single nodes ---------------------------------------------------------------------------
+    def start(self, node: Node) -> int:
+        """Where the node's own text starts: after ``&anchor`` and ``!tag`` properties."""
+        text = self.text
+        i = node.start_mark.index
+        end = node.end_mark.index
+        while i < end and text[i] in "&!":
+            while i < end and text[i] not in " \t\r\n":
+                i += 1
+            i = self._skip_space(i, end)
+        return min(i, max(end, node.start_mark.index))
+
+    def _skip_space(self, i: int, end: int) -> int:
+        text = self.text
+        while i < end:
+            c = text[i]
+            if c in " \t\r\n":
+                i += 1
+            elif c == "#":
+                while i < end and text[i] not in "\r\n":
+                    i += 1
+            else:
+                break
+        return i
+
+    def end(self, node: Node) -> int:
+        """Where the node's own text ends: without trailing blank lines and comments."""
+        key = id(node)
+        cached = self._ends.get(key)
+        if cached is not None:
+            return cached
+        result = self._end(node)
+        self._ends[key] = result
+        return result
+
+    def _end(self, node: Node) -> int:
+        text = self.text
+        end = node.end_mark.index
+        if isinstance(node, ScalarNode):
+            if node.style in ("|", ">"):
+                start = self.start(node)
+                while end > start and text[end - 1] in " \t\r\n":
+                    end -= 1
+            return end
+        if getattr(node, "flow_style", False) or not node.value:
+            return end
+        if isinstance(node, SequenceNode):
+            return self.seq_items(node)[-1][1].end
+        last = self.map_items(node)[-1]
+        return max(last[1].end, last[3].end)
+
+    def span(self, node: Node) -> Span:
+        start = self.start(node)
+        return Span(start, max(start, self.end(node)))
+
+    # -- children -------------------------------------------------------------------------------
+    def _child_span(self, node: Node, pos: int) -> Span:
+        """``node``'s span where it is written after offset ``pos`` (an alias is written ``*name``)."""
+        if node.start_mark.index >= pos:
+            return self.span(node)
+        text = self.text
+        i, n = pos, len(text)
+        while i < n:
+            c = text[i]
+            if c in " \t\r\n,:-[{?":
+                i += 1
+            elif c == "#":
+                while i < n and text[i] not in "\r\n":
+                    i += 1
+            else:
+                break
+        if i < n and text[i] == "*":
+            j = i + 1
+            while j < n and text[j] not in " \t\r\n,[]{}":
+                j += 1
+            return Span(i, j)
+        return Span(pos, pos)
+
+    def seq_items(self, node: SequenceNode) -> list[tuple[Node, Span]]:
+        out: list[tuple[Node, Span]] = []
+        pos = self.start(node)
+        for item in node.value:
+            span = self._child_span(item, pos)
+            out.append((item, span))
+            pos = max(pos, span.end)
+        return out
+
+    def map_items(self, node: MappingNode) -> list[tuple[Node, Span, Node, Span]]:
+        out: list[tuple[Node, Span, Node, Span]] = []
+        pos = self.start(node)
+        for key, value in node.value:
+            kspan = self._child_span(key, pos)
+            vspan = self._child_span(value, kspan.end)
+            out.append((key, kspan, value, vspan))
+            pos = max(pos, kspan.end, vspan.end)
+        return out
+
+    # -- scalars as located strings ---------------------------------------------------------------
+    def scalar_source(self, node: ScalarNode) -> MappedSource:
+        """The scalar's value with the file span of each character (zero-width where unknown)."""
+        text = self.text
+        start = self.start(node)
+        end = node.end_mark.index
+        style = node.style
+        units: list[tuple[str, int, int]] = []
+        if style == '"':
+            units = _double_quoted_units(text, start + 1, max(start + 1, end - 1))
+        elif style == "'":
+            i, stop = start + 1, max(start + 1, end - 1)
+            while i < stop:
+                if text.startswith("''", i) and i + 1 < stop:
+                    units.append(("'", i, i + 2))
+                    i += 2
+                else:
+                    units.append((text[i], i, i + 1))
+                    i += 1
+        else:
+            i = start
+            if style in ("|", ">"):  # content starts after the header line (|-, >2, | # comment)
+                nl = text.find("\n", start, end)
+                i = end if nl < 0 else nl + 1
+            units = [(text[k], k, k + 1) for k in range(i, end)]
+        anchor = units[-1][2] if units else (start + 1 if style in ('"', "'") else start)
+        return _align(node.value, units, anchor)
+
+
+def _double_quoted_units(text: str, i: int, stop: int) -> list[tuple[str, int, int]]:
+    units: list[tuple[str, int, int]] = []
+    while i < stop:
+        c = text[i]
+        if c == "\\" and i + 1 < stop:
+            nx = text[i + 1]
+            if nx in "\r\n":  # escaped line break: the break and the next line's indentation vanish
+                j = i + 1
+                if text.startswith("\r\n", j):
+                    j += 2
+                else:
+                    j += 1
+                while j < stop and text[j] in " \t":
+                    j += 1
+                i = j
+                continue
+            if nx in _DQ_ESCAPES:
+                units.append((_DQ_ESCAPES[nx], i, i + 2))
+                i += 2
+                continue
+            if nx in _DQ_HEX:
+                width = _DQ_HEX[nx]
+                digits = text[i + 2 : i + 2 + width]
+                try:
+                    ch = chr(int(digits, 16))
+                except (ValueError, OverflowError):
+                    ch = "\ufffd"
+                units.append((ch, i, min(stop, i + 2 + width)))
+                i += 2 + width
+                continue
+            units.append((nx, i, i + 2))
+            i += 2
+            continue
+        units.append((c, i, i + 1))
+        i += 1
+    return units
+
+
+def _align(value: str, units: Sequence[tuple[str, int, int]], anchor: int) -> MappedSource:
+    """Match the value's characters to source units in order.
+
+    Every non-blank character of a plain, quoted or block scalar's value appears in its raw text
+    in order; only blanks differ (line folding turns breaks into spaces, indentation and trailing
+    spaces vanish). So blanks in the raw text may be skipped, and a value blank that has no raw
+    counterpart gets a zero-width span (which makes any token containing it inexact).
+    """
+    starts: list[int] = []
+    ends: list[int] = []
+    u, m = 0, len(units)
+    for ch in value:
+        k = u
+        while k < m and units[k][0] != ch and units[k][0] in " \t\r\n":
+            k += 1
+        if k < m and units[k][0] == ch:
+            starts.append(units[k][1])
+            ends.append(units[k][2])
+            u = k + 1
+            continue
+        p = units[u][1] if u < m else anchor
+        starts.append(p)
+        ends.append(p)
+        if ch in " \t\r\n":
+            u = k  # the blanks walked over were folded into this character
+    return MappedSource(value, starts, ends, anchor)

@@ -1,0 +1,194 @@
+"""Launches written inside other YAML: Kubernetes, docker compose, CI and job files.
+
+Three shapes are recognised anywhere in any document:
+
+* a container-like mapping with ``command``/``args`` (Kubernetes containers and initContainers at
+  any depth, so Pod, Deployment, Job, CronJob, LeaderWorkerSet leader/worker templates, Argo...)
+  or ``entrypoint``/``command`` (compose services): list items become tokens with their node's
+  span, a string is split like a shell line, and ``["/bin/sh", "-c", SCRIPT]`` is followed into
+  the script;
+* any string scalar that runs a launch, lexed as a shell script with positions mapped through
+  the scalar's quoting and indentation (GitHub Actions ``run: |``, SkyPilot ``run:``, GitLab
+  ``script:`` items, a ConfigMap holding a script);
+* environment from ``env`` (Kubernetes ``[{name, value}]`` lists and GitHub maps),
+  ``environment`` (compose, list or map), ``envs`` (SkyPilot), ``variables`` (GitLab), applied
+  to launches found below them.
+"""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+
+from kimi_lsp.surfaces._yaml import STR_TAG, Loaded, YamlText
+from kimi_lsp.surfaces.model import EnvVar, LaunchCommand, Surface, SurfaceResult, Token
+from kimi_lsp.surfaces.shell import (
+    LaunchContext,
+    Word,
+    launches_from_commands,
+    launches_from_words,
+    lex,
+    mentions_sglang,
+)
+from kimi_lsp.text import Located, Span
+
+_ENV_KEYS = frozenset({"env", "environment", "envs", "variables"})
+_CONTAINER_KEYS = ("entrypoint", "command", "args")
+# Lexer problems in a scalar count only when the scalar looks like it runs sglang: a YAML
+# description with an apostrophe is not a broken shell script.
+_LAUNCH_HINT = re.compile(r"sglang(?:\.launch_server|\.bench|\.benchmark|\.compile_deep_gemm|\.cli)|sglang['\"]?\s+serve\b")
+_VARIABLE_REF = re.compile(r"\$[({A-Za-z_]")
+_SHELL_NAMES = re.compile(r"(?:^|[/\s])(?:ba|z|k|da)?sh\b")
+
+
+class _Walker:
+    def __init__(self, y: YamlText, ctx: LaunchContext) -> None:
+        self.y = y
+        self.ctx = ctx
+        self.launches: list[LaunchCommand] = []
+        self.seen: set[int] = set()
+
+    # -- traversal ------------------------------------------------------------------------------
+    def walk(self, node: Node, env: tuple[EnvVar, ...]) -> None:
+        if id(node) in self.seen:  # an alias: its launches were found where it is defined
+            return
+        self.seen.add(id(node))
+        if isinstance(node, MappingNode):
+            self._mapping(node, env)
+        elif isinstance(node, SequenceNode):
+            for item in node.value:
+                self.walk(item, env)
+        elif isinstance(node, ScalarNode) and node.tag == STR_TAG and mentions_sglang(node.value):
+            self._script(node, env)
+
+    def _mapping(self, node: MappingNode, env: tuple[EnvVar, ...]) -> None:
+        items = self.y.map_items(node)
+        by_key: dict[str, Node] = {}
+        for key, _, value, _ in items:
+            if isinstance(key, ScalarNode):
+                by_key[key.value] = value
+        local = env + tuple(self._env(by_key))
+        consumed: set[int] = set()
+        if any(k in by_key for k in _CONTAINER_KEYS):
+            consumed = self._container(by_key, local)
+        shell = by_key.get("shell")
+        skip_run = (
+            isinstance(shell, ScalarNode) and shell.value and not _SHELL_NAMES.search(shell.value)
+        )  # GitHub `shell: python` runs the step as Python
+        for key, _, value, _ in items:
+            name = key.value if isinstance(key, ScalarNode) else None
+            if id(value) in consumed or name in _ENV_KEYS or (skip_run and name == "run"):
+                continue
+            self.walk(value, local)
+
+    # -- environment ----------------------------------------------------------------------------
+    def _env(self, by_key: dict[str, Node]) -> list[EnvVar]:
+        out: list[EnvVar] = []
+        for key in ("env", "environment", "envs", "variables"):
+            node = by_key.get(key)
+            if isinstance(node, SequenceNode):
+                for item, span in self.y.seq_items(node):
+                    if isinstance(item, MappingNode):  # Kubernetes {name, value | valueFrom}
+                        found = self._k8s_env(item)
+                        if found is not None:
+                            out.append(found)
+                    elif isinstance(item, ScalarNode):  # compose "NAME=value" / "NAME"
+                        out.append(self._env_string(item))
+            elif isinstance(node, MappingNode):
+                for k, kspan, v, vspan in self.y.map_items(node):
+                    if not isinstance(k, ScalarNode):
+                        continue
+                    if isinstance(v, MappingNode):  # GitLab {value: ..., description: ...}
+                        inner = {ik.value: (iv, ivs) for ik, _, iv, ivs in self.y.map_items(v) if isinstance(ik, ScalarNode)}
+                        hit = inner.get("value")
+                        value = Located(hit[0].value, hit[1]) if hit and isinstance(hit[0], ScalarNode) else None
+                    elif isinstance(v, ScalarNode) and v.tag != "tag:yaml.org,2002:null":
+                        value = Located(v.value, vspan)
+                    else:
+                        value = None
+                    out.append(EnvVar(Located(k.value, kspan), value))
+        return out
+
+    def _k8s_env(self, item: MappingNode) -> EnvVar | None:
+        fields = {k.value: (v, vs) for k, ks, v, vs in self.y.map_items(item) if isinstance(k, ScalarNode)}
+        name = fields.get("name")
+        if name is None or not isinstance(name[0], ScalarNode):
+            return None
+        value = fields.get("value")
+        located = Located(value[0].value, value[1]) if value and isinstance(value[0], ScalarNode) else None
+        return EnvVar(Located(name[0].value, name[1]), located)
+
+    def _env_string(self, node: ScalarNode) -> EnvVar:
+        chars = self.y.scalar_source(node)
+        name, eq, value = node.value.partition("=")
+        if not eq:
+            return EnvVar(Located(name, chars.span(0, len(name))), None)
+        return EnvVar(
+            Located(name, chars.span(0, len(name))),
+            Located(value, chars.span(len(name) + 1, len(node.value))),
+        )
+
+    # -- containers -----------------------------------------------------------------------------
+    def _word(self, node: ScalarNode, span: Span) -> Word:
+        chars = self.y.scalar_source(node)
+        inner = chars.span(0, len(node.value))
+        # exact: the value sits verbatim inside the written span (an alias's value does not)
+        exact = (
+            chars.exact(0, len(node.value))
+            and span.start <= inner.start
+            and inner.end <= span.end
+            # $(VAR) (Kubernetes), ${VAR} (compose) and ${{ }} (CI) are substituted before the
+            # process sees the word
+            and _VARIABLE_REF.search(node.value) is None
+        )
+        return Word(Token(node.value, span, exact), chars)
+
+    def _container(self, by_key: dict[str, Node], env: tuple[EnvVar, ...]) -> set[int]:
+        """Launches of a command/args (or entrypoint/command) mapping; the nodes it used."""
+        words: list[Word] = []
+        used: set[int] = set()
+        for key in _CONTAINER_KEYS:
+            node = by_key.get(key)
+            if isinstance(node, SequenceNode):
+                for item, span in self.y.seq_items(node):
+                    if isinstance(item, ScalarNode):
+                        words.append(self._word(item, span))
+                used.add(id(node))
+            elif isinstance(node, ScalarNode) and node.tag == STR_TAG and node.value.strip():
+                commands, problems = lex(self.y.scalar_source(node))
+                if len(commands) != 1:
+                    continue  # a whole script: the scalar walk reads it as one
+                words.extend(commands[0].words)
+                used.add(id(node))
+                if _LAUNCH_HINT.search(node.value):
+                    self.ctx.problems.extend(problems)
+        if not words:
+            return set()
+        found = launches_from_words(words, self.ctx, env)
+        if not found:
+            return set()
+        self.launches.extend(found)
+        return used
+
+    # -- scripts in scalars ----------------------------------------------------------------------
+    def _script(self, node: ScalarNode, env: tuple[EnvVar, ...]) -> None:
+        commands, problems = lex(self.y.scalar_source(node))
+        found = launches_from_commands(commands, self.ctx, env)
+        self.launches.extend(found)
+        if found or _LAUNCH_HINT.search(node.value):
+            self.ctx.problems.extend(problems)
+
+
+def read_embedded(path: Path, text: str, loaded: Loaded, surface: Surface) -> SurfaceResult:
+    ctx = LaunchContext(path, surface, path.parent)
+    walker = _Walker(YamlText(text), ctx)
+    for doc in loaded.docs:
+        walker.walk(doc, ())
+    problems = tuple(loaded.problems) + tuple(ctx.problems)
+    launches = tuple(walker.launches)
+    return SurfaceResult(
+        launches=launches,
+        problems=problems,
+        is_launch_file=bool(launches) or (bool(problems) and mentions_sglang(text)),
+    )

@@ -1,0 +1,91 @@
+"""Push diagnostics and the cross-file quick-fix, end to end over stdio (VS Code 1.65 client)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from lsprotocol import types as T
+
+from kimi_lsp.catalogue import doc_url
+from kimi_lsp.rules import BY_CODE
+
+from .conftest import apply_workspace_edit, diagnostics, lsp, open_doc, push_capabilities, uri
+
+pytestmark = pytest.mark.asyncio
+
+
+async def test_kl101_quickfix_bumps_the_pin_and_clears(project: Path) -> None:
+    async with lsp(project, push_capabilities()) as client:
+        u = open_doc(client, project / "k3.yaml")
+        diags = await diagnostics(client, u)
+        (d,) = diags
+        assert d.code == "KL101" and d.source == "kimi-lsp"
+        assert d.severity == T.DiagnosticSeverity.Error
+        assert d.range.start == T.Position(line=2, character=0)
+        assert d.code_description.href == doc_url(BY_CODE["KL101"])
+        (rel,) = d.related_information
+        assert rel.location.uri == uri(project / "requirements.txt")
+        assert rel.location.range.start.line == 0
+
+        # the file watchers were registered dynamically (the client supports it)
+        assert any(r.method == T.WORKSPACE_DID_CHANGE_WATCHED_FILES for r in client.registrations)
+
+        actions = await client.text_document_code_action_async(
+            T.CodeActionParams(
+                text_document=T.TextDocumentIdentifier(uri=u),
+                range=d.range,
+                context=T.CodeActionContext(diagnostics=diags),
+            )
+        )
+        titles = [a.title for a in actions]
+        bump = next(a for a in actions if a.title.startswith("Bump flashinfer-python"))
+        assert bump.is_preferred and bump.kind == T.CodeActionKind.QuickFix
+        assert bump.edit is None  # computed lazily
+        assert "Ignore KL101 on this line" in titles
+        assert sum(1 for a in actions if a.is_preferred) == 1
+
+        resolved = await client.code_action_resolve_async(bump)
+        (tde,) = resolved.edit.document_changes
+        assert tde.text_document.uri == uri(project / "requirements.txt")
+        assert tde.text_document.version is None  # not open in the editor
+        apply_workspace_edit(resolved.edit)
+        assert (project / "requirements.txt").read_text() == "flashinfer-python==0.6.17\n"
+
+        client.workspace_did_change_watched_files(
+            T.DidChangeWatchedFilesParams(
+                changes=[T.FileEvent(uri=uri(project / "requirements.txt"), type=T.FileChangeType.Changed)]
+            )
+        )
+        assert await diagnostics(client, u, lambda ds: ds == []) == []
+
+
+async def test_pin_file_open_in_editor_updates_launch(project: Path) -> None:
+    """Fallback for clients without file watching: edits of an open pin file re-lint dependents."""
+    async with lsp(project, push_capabilities()) as client:
+        u = open_doc(client, project / "k3.yaml")
+        await diagnostics(client, u)
+        req = project / "requirements.txt"
+        ru = open_doc(client, req, "pip-requirements")
+        client.text_document_did_change(
+            T.DidChangeTextDocumentParams(
+                text_document=T.VersionedTextDocumentIdentifier(uri=ru, version=2),
+                content_changes=[T.TextDocumentContentChangeWholeDocument(text="flashinfer-python==0.7.2\n")],
+            )
+        )
+        await diagnostics(client, u, lambda ds: ds == [])
+        # the edit of the open pin file carries its version
+        client.text_document_did_change(
+            T.DidChangeTextDocumentParams(
+                text_document=T.VersionedTextDocumentIdentifier(uri=ru, version=3),
+                content_changes=[T.TextDocumentContentChangeWholeDocument(text=req.read_text())],
+            )
+        )
+        diags = await diagnostics(client, u, lambda ds: len(ds) == 1)
+        actions = await client.text_document_code_action_async(
+            T.CodeActionParams(
+                text_document=T.TextDocumentIdentifier(uri=u), range=diags[0].range, context=T.CodeActionContext(diagnostics=diags)
+            )
+        )
+        bump = await client.code_action_resolve_async(next(a for a in actions if a.title.startswith("Bump")))
+        (tde,) = bump.edit.document_changes
+        assert tde.text_document.version == 3

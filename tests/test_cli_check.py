@@ -1,0 +1,122 @@
+"""The CLI contract (DESIGN.md): output formats, exit codes, the bundled example and its fix."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLE = ROOT / "examples" / "k3-serving"
+
+
+def run(args: list[str], cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    e = dict(os.environ)
+    e["PYTHONPATH"] = str(ROOT / "server") + os.pathsep + e.get("PYTHONPATH", "")
+    e.pop("GITHUB_ACTIONS", None)
+    e["HF_HOME"] = str(cwd / ".no-hf-home")
+    if env:
+        e.update(env)
+    return subprocess.run([sys.executable, "-m", "kimi_lsp", *args], cwd=cwd, env=e, text=True, capture_output=True, timeout=120)
+
+
+@pytest.fixture()
+def example(tmp_path: Path) -> Path:
+    dst = tmp_path / "k3-serving"
+    shutil.copytree(EXAMPLE, dst)
+    (dst / ".git").mkdir()
+    return dst
+
+
+def test_json_on_the_example_reports_kl101_with_a_safe_fix(example: Path) -> None:
+    r = run(["--check", "--format", "json", "."], example)
+    assert r.returncode == 1, r.stderr
+    doc = json.loads(r.stdout)
+    assert set(doc) == {"version", "diagnostics", "summary"}
+    kl101 = [d for d in doc["diagnostics"] if d["code"] == "KL101"]
+    assert len(kl101) == 1
+    d = kl101[0]
+    assert d["path"] == "deploy/k3-dcp.yaml"
+    assert (d["line"], d["column"]) == (8, 1)
+    assert d["severity"] == "error"
+    assert {"path", "line", "column", "end_line", "end_column", "code", "severity", "message", "related", "fixes"} <= set(d)
+    assert d["related"][0]["path"] == "requirements.txt"
+    safe = [f for f in d["fixes"] if f["applicability"] == "safe"]
+    assert safe and safe[0]["edits"][0]["path"] == "requirements.txt"
+    assert doc["summary"]["errors"] >= 1
+
+    # apply the safe edit by hand, as a CI script consuming the JSON would
+    edit = safe[0]["edits"][0]
+    req = example / "requirements.txt"
+    lines = req.read_text().split("\n")
+    line = lines[edit["line"] - 1]
+    assert edit["end_line"] == edit["line"]
+    lines[edit["line"] - 1] = line[: edit["column"] - 1] + edit["new_text"] + line[edit["end_column"] - 1 :]
+    req.write_text("\n".join(lines))
+    r2 = run(["--check", "--format", "json", "."], example)
+    assert r2.returncode == 0, r2.stdout
+    assert not [x for x in json.loads(r2.stdout)["diagnostics"] if x["code"].startswith("KL1")]
+
+
+def test_text_output_and_exit_codes(example: Path) -> None:
+    r = run(["--check", "deploy/k3-dcp.yaml"], example)
+    assert r.returncode == 1
+    assert any(line.startswith("deploy/k3-dcp.yaml:8:1: KL101 [*] ") for line in r.stdout.splitlines())
+    assert run(["--check", "--exit-zero", "."], example).returncode == 0
+    assert run(["--check", "--ignore", "KL1", "."], example).returncode == 0
+    assert run(["--check", "no/such/path"], example).returncode == 2
+    assert run(["--check", "--format", "nope", "."], example).returncode == 2
+
+
+def test_fix_bumps_the_pin_and_rechecks_clean(example: Path) -> None:
+    r = run(["--check", "--fix", "."], example)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "flashinfer-python==0.7.2" in (example / "requirements.txt").read_text()
+    assert "# pinned when the image was built" in (example / "requirements.txt").read_text()
+
+
+def test_diff_does_not_write(example: Path) -> None:
+    before = (example / "requirements.txt").read_text()
+    r = run(["--check", "--diff", "."], example)
+    assert "+flashinfer-python==0.7.2" in r.stdout
+    assert (example / "requirements.txt").read_text() == before
+
+
+def test_a_pin_file_argument_checks_the_launches_it_governs(example: Path) -> None:
+    r = run(["--check", "--format", "json", "requirements.txt"], example)
+    codes = [d["code"] for d in json.loads(r.stdout)["diagnostics"]]
+    assert "KL101" in codes
+
+
+def test_github_and_sarif_formats(example: Path) -> None:
+    r = run(["--check", "--format", "github", "."], example)
+    assert any(line.startswith("::error file=deploy/k3-dcp.yaml,line=8,col=1,") for line in r.stdout.splitlines())
+    r = run(["--check", "--format", "sarif", "."], example)
+    doc = json.loads(r.stdout)
+    assert doc["version"] == "2.1.0"
+    res = doc["runs"][0]["results"]
+    assert any(x["ruleId"] == "KL101" for x in res)
+    assert "::error " in run(["--check", "."], example, {"GITHUB_ACTIONS": "true"}).stdout
+
+
+def test_check_imports_neither_pygls_nor_torch(example: Path) -> None:
+    code = (
+        "import sys; from kimi_lsp.cli.main import main; rc = main(['--check', '-q', '.']); "
+        "bad = [m for m in ('pygls', 'lsprotocol', 'torch') if m in sys.modules]; "
+        "print('BAD', bad) if bad else print('OK')"
+    )
+    e = dict(os.environ, PYTHONPATH=str(ROOT / "server"))
+    r = subprocess.run([sys.executable, "-c", code], cwd=example, env=e, text=True, capture_output=True)
+    assert r.stdout.strip().endswith("OK"), r.stdout + r.stderr
+
+
+def test_rules_and_explain() -> None:
+    r = run(["rules"], ROOT)
+    assert r.returncode == 0 and "KL101" in r.stdout
+    r = run(["explain", "KL101"], ROOT)
+    assert r.returncode == 0 and "## Why is this bad?" in r.stdout
+    assert run(["explain", "KL999"], ROOT).returncode == 2

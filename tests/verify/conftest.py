@@ -1,0 +1,9 @@
+"""verify tests: make verify_fakes importable whatever pytest's import mode, and share paths."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+if str(HERE) not in sys.path:
+    sys.path.insert(0, str(HERE))

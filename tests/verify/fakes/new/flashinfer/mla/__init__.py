@@ -1,0 +1,1 @@
+from ._core import trtllm_batch_decode_with_kv_cache_mla  # noqa: F401

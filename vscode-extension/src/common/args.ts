@@ -1,0 +1,70 @@
+// Building the command lines the extension runs. Pure.
+
+import { PYTHON_MODULE } from './constants';
+
+/**
+ * How to run kimi-lsp: either its console script (`prefix` empty) or a Python interpreter with
+ * `-m kimi_lsp` (`command` is the interpreter, `prefix` its leading arguments plus `-m kimi_lsp`).
+ */
+export interface KimiInvocation {
+  command: string;
+  prefix: string[];
+}
+
+export interface CommandLine {
+  command: string;
+  args: string[];
+}
+
+export function executableInvocation(executable: string): KimiInvocation {
+  return { command: executable, prefix: [] };
+}
+
+/** `interpreter` is the `kimi-lsp.interpreter` setting: an executable plus optional leading arguments. */
+export function interpreterInvocation(interpreter: readonly string[]): KimiInvocation {
+  if (interpreter.length === 0) {
+    throw new Error('empty interpreter');
+  }
+  return { command: interpreter[0], prefix: [...interpreter.slice(1), '-m', PYTHON_MODULE] };
+}
+
+/** `kimi-lsp serve [extra...]`: stdio is the default transport, so nothing else is needed. */
+export function serveCommand(inv: KimiInvocation, extraArgs: readonly string[] = []): CommandLine {
+  return { command: inv.command, args: [...inv.prefix, 'serve', ...extraArgs] };
+}
+
+export function versionCommand(inv: KimiInvocation): CommandLine {
+  return { command: inv.command, args: [...inv.prefix, '--version'] };
+}
+
+/** `kimi-lsp verify [LAUNCH-FILE]`; without a file the server picks the launch in the working directory. */
+export function verifyCommand(inv: KimiInvocation, launchFile?: string): CommandLine {
+  return { command: inv.command, args: [...inv.prefix, 'verify', ...(launchFile ? [launchFile] : [])] };
+}
+
+/** The pip command that installs kimi-lsp into the environment `inv` runs in (for error messages). */
+export function installHint(inv: KimiInvocation | undefined): string {
+  if (inv && inv.prefix.length >= 2 && inv.prefix[inv.prefix.length - 1] === PYTHON_MODULE) {
+    const python = [inv.command, ...inv.prefix.slice(0, -2)];
+    return `${shellQuote(python)} -m pip install kimi-lsp`;
+  }
+  return 'pip install kimi-lsp';
+}
+
+/**
+ * Quote an argv for display or for a POSIX shell: each word is left bare when it is made of safe
+ * characters, and single-quoted otherwise.
+ */
+export function shellQuote(argv: readonly string[]): string {
+  return argv.map(quoteWord).join(' ');
+}
+
+function quoteWord(word: string): string {
+  if (word.length === 0) {
+    return "''";
+  }
+  if (/^[A-Za-z0-9_@%+=:,./~-]+$/.test(word)) {
+    return word;
+  }
+  return `'${word.replace(/'/g, `'\\''`)}'`;
+}

@@ -1,0 +1,239 @@
+// Settings normalisation. Pure: the extension hands in what `workspace.getConfiguration('kimi-lsp')`
+// returned, and these functions decide what the server and the launcher see.
+
+import { CONFIG_SECTION } from './constants';
+
+/** Settings that decide how the server is started (read by the extension, never sent to the server). */
+export interface LaunchSettings {
+  path: string[];
+  interpreter: string[];
+  args: string[];
+}
+
+export type Severity = 'error' | 'warning' | 'info';
+export type ConfigurationPreference = 'project' | 'editor';
+
+/**
+ * The lint settings the server reads through `workspace/configuration` (section "kimi-lsp"), with the
+ * same keys as `[tool.kimi-lsp]`. A key is present only when the user set something meaningful, so
+ * an empty editor default never overrides the project (an empty `select` would otherwise mean
+ * "report nothing").
+ */
+export interface LintSettings {
+  select?: string[];
+  ignore?: string[];
+  severity?: Record<string, Severity>;
+  'sglang-version'?: string;
+  'target-gpu'?: string;
+  'flashinfer-target'?: string;
+  configurationPreference: ConfigurationPreference;
+}
+
+export interface Normalized<T> {
+  value: T;
+  /** Human-readable notes about values that were dropped or corrected; the extension logs them. */
+  problems: string[];
+}
+
+export const LAUNCH_KEYS = ['path', 'interpreter', 'args'] as const;
+export const LINT_KEYS = [
+  'select',
+  'ignore',
+  'severity',
+  'sglang-version',
+  'target-gpu',
+  'flashinfer-target',
+  'configurationPreference',
+] as const;
+
+/**
+ * What a settings change calls for. A launch setting starts a different process: restart. A lint
+ * setting only changes what the running server reports: tell it (didChangeConfiguration), and it
+ * pulls the section again through workspace/configuration. `trace.server` needs neither: the
+ * language client applies it to the running connection.
+ */
+export type SettingsChange = 'restart' | 'reconfigure' | 'none';
+
+export const RESTART_KEYS: readonly string[] = LAUNCH_KEYS.map((k) => `${CONFIG_SECTION}.${k}`);
+export const RECONFIGURE_KEYS: readonly string[] = LINT_KEYS.map((k) => `${CONFIG_SECTION}.${k}`);
+
+/** `affects` is `ConfigurationChangeEvent.affectsConfiguration`. */
+export function classifyChange(affects: (section: string) => boolean): SettingsChange {
+  if (RESTART_KEYS.some((key) => affects(key))) {
+    return 'restart';
+  }
+  if (RECONFIGURE_KEYS.some((key) => affects(key))) {
+    return 'reconfigure';
+  }
+  return 'none';
+}
+
+export interface VariableContext {
+  workspaceFolder?: string;
+  userHome: string;
+  env: Readonly<Record<string, string | undefined>>;
+}
+
+/**
+ * Expand the variables the Python tool extensions accept in path-like settings: `${workspaceFolder}`,
+ * `${workspaceFolderBasename}`, `${userHome}`, `${env:NAME}` and a leading `~`. An unknown variable
+ * is left as written so the error message shows what the user typed.
+ */
+export function substituteVariables(value: string, ctx: VariableContext): string {
+  let out = value.replace(/\$\{([^}]+)\}/g, (whole, name: string) => {
+    if (name === 'workspaceFolder') {
+      return ctx.workspaceFolder ?? whole;
+    }
+    if (name === 'workspaceFolderBasename') {
+      return ctx.workspaceFolder ? basename(ctx.workspaceFolder) : whole;
+    }
+    if (name === 'userHome') {
+      return ctx.userHome;
+    }
+    if (name.startsWith('env:')) {
+      return ctx.env[name.slice(4)] ?? '';
+    }
+    return whole;
+  });
+  if (out === '~' || out.startsWith('~/') || out.startsWith('~\\')) {
+    out = ctx.userHome + out.slice(1);
+  }
+  return out;
+}
+
+function basename(p: string): string {
+  const parts = p.split(/[\\/]+/).filter((s) => s.length > 0);
+  return parts.length ? parts[parts.length - 1] : p;
+}
+
+function stringList(raw: unknown, key: string, problems: string[]): string[] {
+  if (raw === undefined || raw === null) {
+    return [];
+  }
+  // A plain string is a common hand-edit mistake for a one-element list; accept it.
+  const items = typeof raw === 'string' ? [raw] : raw;
+  if (!Array.isArray(items)) {
+    problems.push(`${CONFIG_SECTION}.${key}: expected a list of strings, ignored`);
+    return [];
+  }
+  const out: string[] = [];
+  for (const item of items) {
+    if (typeof item !== 'string') {
+      problems.push(`${CONFIG_SECTION}.${key}: ignored a non-string entry ${JSON.stringify(item)}`);
+      continue;
+    }
+    out.push(item);
+  }
+  return out;
+}
+
+export function normalizeLaunchSettings(raw: unknown, ctx: VariableContext): Normalized<LaunchSettings> {
+  const obj = isRecord(raw) ? raw : {};
+  const problems: string[] = [];
+  const paths = (key: 'path' | 'interpreter'): string[] =>
+    stringList(obj[key], key, problems)
+      .map((s) => s.trim())
+      .filter((s) => s.length > 0)
+      .map((s) => substituteVariables(s, ctx));
+  // Arguments keep their whitespace (an argument may legitimately contain spaces) but not empties.
+  const args = stringList(obj.args, 'args', problems)
+    .filter((s) => s.length > 0)
+    .map((s) => substituteVariables(s, ctx));
+  return { value: { path: paths('path'), interpreter: paths('interpreter'), args }, problems };
+}
+
+const CODE_OR_PREFIX = /^KL\d{0,3}$/;
+const FULL_CODE = /^KL\d{3}$/;
+const SEVERITY_ALIASES: Record<string, Severity> = {
+  error: 'error',
+  warning: 'warning',
+  warn: 'warning',
+  info: 'info',
+  information: 'info',
+};
+
+function codeList(raw: unknown, key: string, problems: string[]): string[] | undefined {
+  const out: string[] = [];
+  for (const item of stringList(raw, key, problems)) {
+    const code = item.trim().toUpperCase();
+    if (code.length === 0) {
+      continue;
+    }
+    if (!CODE_OR_PREFIX.test(code)) {
+      problems.push(`${CONFIG_SECTION}.${key}: "${item}" is not a rule code or prefix (like KL101 or KL2), ignored`);
+      continue;
+    }
+    if (!out.includes(code)) {
+      out.push(code);
+    }
+  }
+  return out.length ? out : undefined;
+}
+
+function optionalString(raw: unknown, key: string, problems: string[]): string | undefined {
+  if (raw === undefined || raw === null) {
+    return undefined;
+  }
+  if (typeof raw !== 'string') {
+    problems.push(`${CONFIG_SECTION}.${key}: expected a string, ignored`);
+    return undefined;
+  }
+  const s = raw.trim();
+  return s.length ? s : undefined;
+}
+
+export function normalizeLintSettings(raw: unknown): Normalized<LintSettings> {
+  const obj = isRecord(raw) ? raw : {};
+  const problems: string[] = [];
+  const value: LintSettings = { configurationPreference: 'project' };
+
+  const select = codeList(obj.select, 'select', problems);
+  if (select) {
+    value.select = select;
+  }
+  const ignore = codeList(obj.ignore, 'ignore', problems);
+  if (ignore) {
+    value.ignore = ignore;
+  }
+
+  if (obj.severity !== undefined && obj.severity !== null) {
+    if (!isRecord(obj.severity)) {
+      problems.push(`${CONFIG_SECTION}.severity: expected an object like {"KL102": "error"}, ignored`);
+    } else {
+      const severity: Record<string, Severity> = {};
+      for (const [key, sev] of Object.entries(obj.severity)) {
+        const code = key.trim().toUpperCase();
+        const level = typeof sev === 'string' ? SEVERITY_ALIASES[sev.trim().toLowerCase()] : undefined;
+        if (!FULL_CODE.test(code)) {
+          problems.push(`${CONFIG_SECTION}.severity: "${key}" is not a rule code like KL102, ignored`);
+        } else if (!level) {
+          problems.push(`${CONFIG_SECTION}.severity: ${code} must be error, warning or info, not ${JSON.stringify(sev)}; ignored`);
+        } else {
+          severity[code] = level;
+        }
+      }
+      if (Object.keys(severity).length) {
+        value.severity = severity;
+      }
+    }
+  }
+
+  for (const key of ['sglang-version', 'target-gpu', 'flashinfer-target'] as const) {
+    const s = optionalString(obj[key], key, problems);
+    if (s !== undefined) {
+      value[key] = s;
+    }
+  }
+
+  const pref = obj.configurationPreference;
+  if (pref === 'project' || pref === 'editor') {
+    value.configurationPreference = pref;
+  } else if (pref !== undefined && pref !== null) {
+    problems.push(`${CONFIG_SECTION}.configurationPreference: must be "project" or "editor", using "project"`);
+  }
+  return { value, problems };
+}
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
