@@ -189,6 +189,16 @@ run_verify() { # NAME MAX_SECONDS ARGS...
 
 # Default shapes first (H=96, W=2, bf16): the one every architecture must answer.
 run_verify verify-default 120
+# If flashinfer would not even import under FLASHINFER_DISABLE_JIT / _NO_DOWNLOAD while its files
+# have the DCP signature, ask again without them, to tell the offline policy from a broken install.
+if "$PY" - "$WORK/verify-default.json" 2>/dev/null <<'PYEOF'
+import json, sys
+stages = {s["id"]: s["status"] for s in json.load(open(sys.argv[1]))["stages"]}
+sys.exit(0 if stages.get("signature-static") == "PASS" and stages.get("signature-runtime") == "FAIL" else 1)
+PYEOF
+then
+    run_verify verify-default-allow-network 60 --allow-network
+fi
 # The launch files' own shapes: TP8 x DCP8 with an FP8 KV cache; TP8 x DCP4 with DSPARK (q_len 4).
 run_verify verify-dcp8-fp8 75 tests/verify/data/k3-dcp8-fp8.yaml
 run_verify verify-dcp4-dspark 75 tests/verify/data/k3-dcp4-dspark.yaml

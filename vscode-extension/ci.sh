@@ -14,7 +14,7 @@ if ! "$python" -c 'import pygls.lsp.server, lsprotocol.types, yaml, tomlkit, pac
   exit 1
 fi
 
-step() { printf '\n== vscode-extension: %s\n' "$*"; }
+step() { printf '\n== vscode-extension: %s (at %ss)\n' "$*" "$SECONDS"; }
 
 step "npm ci"
 npm ci --no-audit --no-fund
@@ -32,3 +32,4 @@ npm run --silent package
 
 step "check-vsix"
 npm run --silent check-vsix
+printf '\n== vscode-extension: ok in %ss\n' "$SECONDS"

@@ -187,7 +187,7 @@ class Engine:
         if tok is None:
             return None, []
         path = resolve_config_path(tok.value, cmd, self.workspace.root, self.workspace.exists)
-        if path is None or path.suffix.lower() not in (".yaml", ".yml"):
+        if path is None or path.suffix.lower() not in (".yaml", ".yml") or not self.workspace.exists(path):
             return None, []  # reported by the config rules (missing file, non-YAML)
         path = path.resolve()
         result.depends_on.add(path)

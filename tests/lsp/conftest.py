@@ -107,7 +107,10 @@ async def lsp(root: Path, capabilities: T.ClientCapabilities, settings: dict | N
         yield client
         await asyncio.wait_for(client.shutdown_session(), TIMEOUT)
     finally:
-        await client.stop()
+        server = getattr(client, "_server", None)
+        if server is not None and server.returncode is None:
+            server.kill()  # a failed test: do not wait for a clean exit
+        await asyncio.wait_for(client.stop(), TIMEOUT)
 
 
 def open_doc(client: LanguageClient, path: Path, language: str = "yaml", text: str | None = None, version: int = 1) -> str:

@@ -222,6 +222,12 @@ def test_run_exec_form_and_heredocs() -> None:
             assert raw(text, t.span).strip('"') == t.value
 
 
+def test_heredoc_marker_inside_quotes_is_text() -> None:
+    text = 'FROM x\nRUN echo "a<<EOF" && python3 -m sglang.compile_deep_gemm --tp 8\nCMD ["python3", "-m", "sglang.launch_server"]\n'
+    result = read(text)
+    assert result.problems == () and len(result.launches) == 2
+
+
 def test_problems() -> None:
     text = "FROM x\nBOGUS thing\nRUN python3 -m sglang.launch_server --x 'oops\nRUN <<EOF\necho never closed\n"
     result = read(text)

@@ -68,3 +68,66 @@ def test_read_surface_turns_a_reader_bug_into_a_note(monkeypatch: pytest.MonkeyP
     monkeypatch.setattr(surfaces, "read_shell", boom)
     result = read_surface(SourceText(Path("/fuzz/run.sh"), "python -m sglang.launch_server"))
     assert result.launches == () and result.notes and "RuntimeError: bug" in result.notes[0]
+
+
+# ---------------------------------------------------------------------------------------------
+# Round trips: quote random argv words, embed the line in each surface, read the words back
+# ---------------------------------------------------------------------------------------------
+
+WORD = st.text(alphabet=st.sampled_from(list("abz09-_=./:,@%+ \t'\"$\\é😀名")), min_size=1, max_size=8)
+SEPARATORS = st.sampled_from([" ", "  ", "\t", " \\\n    "])
+
+
+def _quoted(words: list[str], seps: list[str]) -> str:
+    import shlex
+
+    line = "python3 -m sglang.launch_server"
+    for word, sep in zip(words, seps):
+        line += sep + shlex.quote(word)
+    return line
+
+
+def _check_argv(text: str, result: SurfaceResult, words: list[str]) -> None:
+    assert not result.problems, result.problems
+    (launch,) = result.launches
+    assert [t.value for t in launch.argv] == words
+    for token in launch.argv:
+        raw = text[token.span.start : token.span.end]
+        if token.exact:
+            assert raw.replace("'", "").replace('"', "") == token.value.replace("'", "").replace('"', "")
+        assert raw  # never empty for a non-empty word
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.lists(WORD, min_size=1, max_size=6), st.data())
+def test_shell_round_trip(words: list[str], data: st.DataObject) -> None:
+    seps = data.draw(st.lists(SEPARATORS, min_size=len(words), max_size=len(words)))
+    line = _quoted(words, seps)
+    text = "#!/bin/bash\n# é😀\n" + line + "\n"
+    result = read_surface_strict(SourceText(Path("/rt/run.sh"), text))
+    _check_argv(text, result, words)
+    crlf = text.replace("\n", "\r\n")
+    _check_argv(crlf, read_surface_strict(SourceText(Path("/rt/run.sh"), crlf)), words)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.lists(WORD, min_size=1, max_size=6), st.data())
+def test_yaml_block_scalar_round_trip(words: list[str], data: st.DataObject) -> None:
+    seps = data.draw(st.lists(SEPARATORS, min_size=len(words), max_size=len(words)))
+    line = _quoted(words, seps)
+    body = "\n".join("          " + part for part in line.split("\n"))
+    text = "name: é😀\non: push\njobs:\n  a:\n    steps:\n      - run: |\n" + body + "\n"
+    result = read_surface_strict(SourceText(Path("/rt/.github/workflows/x.yml"), text))
+    _check_argv(text, result, words)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.lists(WORD, min_size=1, max_size=6))
+def test_kubernetes_and_dockerfile_lists_round_trip(words: list[str]) -> None:
+    import json
+
+    items = ", ".join(json.dumps(w, ensure_ascii=False) for w in ["python3", "-m", "sglang.launch_server", *words])
+    k8s = f"apiVersion: v1\nkind: Pod\nspec:\n  containers:\n    - command: [{items}]\n"
+    _check_argv(k8s, read_surface_strict(SourceText(Path("/rt/pod.yaml"), k8s)), words)
+    docker = f"FROM x\nCMD [{items}]\n"
+    _check_argv(docker, read_surface_strict(SourceText(Path("/rt/Dockerfile"), docker)), words)

@@ -7,6 +7,7 @@ import * as vscode from 'vscode';
 
 import { shellQuote, verifyCommand } from './common/args';
 import { COMMANDS, FIX_ALL_KIND, OUTPUT_CHANNEL_NAME } from './common/constants';
+import { dependsOnPythonEnvironment } from './common/resolve';
 import { classifyChange } from './common/settings';
 import { PythonEnvironments } from './python';
 import { ServerManager } from './server';
@@ -15,7 +16,7 @@ const RESTART_DEBOUNCE_MS = 300;
 
 let manager: ServerManager | undefined;
 
-export async function activate(context: vscode.ExtensionContext): Promise<void> {
+export function activate(context: vscode.ExtensionContext): void {
   const log = vscode.window.createOutputChannel(OUTPUT_CHANNEL_NAME, { log: true });
   const python = new PythonEnvironments(log);
   manager = new ServerManager(log, python);
@@ -48,11 +49,17 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
         void mgr.reconfigure();
       }
     }),
-    python.onDidChange(() => scheduleRestart('the Python environment changed')),
+    python.onDidChange(() => {
+      if (dependsOnPythonEnvironment(mgr.server?.source)) {
+        scheduleRestart('the Python environment changed');
+      }
+    }),
     vscode.workspace.onDidGrantWorkspaceTrust(() => scheduleRestart('the workspace is now trusted')),
   );
 
-  await mgr.start();
+  // Not awaited: finding the server runs `--version` (seconds on a cold Python), and activation
+  // should not wait for it. Failures are reported by the manager itself.
+  mgr.start().catch((e) => log.error(`starting the server: ${String(e)}`));
 }
 
 export async function deactivate(): Promise<void> {
@@ -106,7 +113,8 @@ async function fixAll(mgr: ServerManager): Promise<void> {
   // codeAction/resolve arrives with its edit.
   const actions =
     (await vscode.commands.executeCommand<vscode.CodeAction[]>('vscode.executeCodeActionProvider', doc.uri, whole, FIX_ALL_KIND, 10)) ?? [];
-  const ours = actions.filter((a) => a.kind && vscode.CodeActionKind.SourceFixAll.append('kimi-lsp').contains(a.kind));
+  const kind = vscode.CodeActionKind.SourceFixAll.append('kimi-lsp');
+  const ours = actions.filter((a) => a.kind && kind.contains(a.kind) && !a.disabled);
   let applied = 0;
   for (const action of ours) {
     if (action.edit && (await vscode.workspace.applyEdit(action.edit))) {

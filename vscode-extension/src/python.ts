@@ -32,13 +32,19 @@ export class PythonEnvironments implements vscode.Disposable {
   /** Fires when the user selects another interpreter in the Python extension. */
   readonly onDidChange = this.changed.event;
   private hooked = false;
+  private present = vscode.extensions.getExtension(PYTHON_EXTENSION_ID) !== undefined;
 
   constructor(private readonly log: vscode.LogOutputChannel) {
     this.disposables.push(this.changed);
-    // The Python extension may be installed or enabled after kimi-lsp started.
+    // The Python extension may be installed or enabled after kimi-lsp started (or removed).
     this.disposables.push(
       vscode.extensions.onDidChange(() => {
-        if (!this.hooked && vscode.extensions.getExtension(PYTHON_EXTENSION_ID)) {
+        const present = vscode.extensions.getExtension(PYTHON_EXTENSION_ID) !== undefined;
+        if (present !== this.present) {
+          this.present = present;
+          if (!present) {
+            this.hooked = false;
+          }
           this.changed.fire();
         }
       }),

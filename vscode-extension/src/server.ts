@@ -11,7 +11,7 @@ import { CONFIG_SECTION, EXTENSION_ID, SERVER_NAME } from './common/constants';
 import { nodeResolveDeps } from './common/node';
 import { describeSource, Resolution, ResolvedServer, resolveServer } from './common/resolve';
 import { documentSelector } from './common/selector';
-import { LaunchSettings, normalizeLaunchSettings, normalizeLintSettings } from './common/settings';
+import { LaunchSettings, LINT_KEYS, LintSettings, normalizeLaunchSettings, normalizeLintSettings } from './common/settings';
 import { PythonEnvironments } from './python';
 
 export class ServerManager implements vscode.Disposable {
@@ -117,7 +117,7 @@ export class ServerManager implements vscode.Disposable {
       outputChannel: this.log,
       traceOutputChannel: this.log,
       revealOutputChannelOn: RevealOutputChannelOn.Never,
-      initializationOptions: { settings: normalizeLintSettings(vscode.workspace.getConfiguration(CONFIG_SECTION, folder)).value },
+      initializationOptions: { settings: readLintSettings(folder) },
       middleware: {
         workspace: {
           // The client answers workspace/configuration from the "kimi-lsp" section itself; send the
@@ -181,6 +181,16 @@ export class ServerManager implements vscode.Disposable {
   dispose(): void {
     this.status.dispose();
   }
+}
+
+/** The lint settings as the server should see them at initialize (the same as the middleware answers). */
+export function readLintSettings(folder: vscode.WorkspaceFolder | undefined): LintSettings {
+  const config = vscode.workspace.getConfiguration(CONFIG_SECTION, folder);
+  const raw: Record<string, unknown> = {};
+  for (const key of LINT_KEYS) {
+    raw[key] = config.get(key);
+  }
+  return normalizeLintSettings(raw).value;
 }
 
 export function readLaunchSettings(folder: vscode.WorkspaceFolder | undefined): { value: LaunchSettings; problems: string[] } {

@@ -102,7 +102,8 @@ def make_session(ls: KimiLanguageServer, params: T.InitializeParams) -> Session:
     if root is None and params.root_path:
         root = Path(params.root_path).resolve()
     root = root or Path.cwd().resolve()
-    encoding = str(ls.workspace.position_encoding or "utf-16")
+    negotiated = ls.workspace.position_encoding
+    encoding = str(getattr(negotiated, "value", negotiated) or "utf-16")
     tag_set = ls.cap("text_document.publish_diagnostics.tag_support.value_set") or ()
     return Session(root, folders or [root], encoding=encoding, tags_supported=bool(tag_set))
 

@@ -265,7 +265,7 @@ def closest_choice(value: str, choices: Iterable[object]) -> str | None:
     return found[0] if found else None
 
 
-def show_choices(choices: Iterable[object], limit: int = 12) -> str:
+def show_choices(choices: Iterable[object], limit: int = 8) -> str:
     names = [str(c) for c in choices]
     shown = ", ".join(f"`{n}`" for n in names[:limit])
     if len(names) > limit:

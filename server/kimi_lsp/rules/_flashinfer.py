@@ -37,7 +37,7 @@ class Finding:
 
     source: PinSource
     pins: tuple[Pin, ...]  # the flashinfer-python pins (or the sglang pin when via_sglang)
-    status: str  # "bad" | "ok" | "admits-bad" | "unknown"
+    status: str  # "bad" | "ok" | "admits-bad" | "unknown" | "stale" (a lock its manifest no longer admits)
     shown: str  # what the user wrote / what is locked, e.g. "0.6.16.post4" or ">=0.6.10,<0.7"
     detail: str = ""
     via_sglang: SglangRelease | None = None
@@ -59,6 +59,10 @@ class Evaluation:
     @property
     def failing(self) -> tuple[Finding, ...]:
         return tuple(f for f in self.findings if f.status == "bad")
+
+    @property
+    def stale(self) -> tuple[Finding, ...]:
+        return tuple(f for f in self.findings if f.status == "stale")
 
     @property
     def undecided(self) -> tuple[Finding, ...]:
@@ -103,7 +107,8 @@ def _lock_finding(src: PinSource, project_dir: Path | None) -> Finding | None:
         shown = ", ".join(dict.fromkeys(versions)) or "?"
         if any(v is False for v in verdicts):
             bad = [p for p, v in zip(pins, verdicts) if v is False]
-            return Finding(src, tuple(bad), "bad", shown, project_dir=project_dir)
+            shown_bad = ", ".join(dict.fromkeys(p.version for p in bad if p.version))
+            return Finding(src, tuple(bad), "bad", shown_bad, project_dir=project_dir)
         if any(v is None for v in verdicts) or not versions:
             return Finding(src, pins, "unknown", shown, "a version whose signature cannot be known from the release table", project_dir=project_dir)
         return Finding(src, pins, "ok", shown, project_dir=project_dir)
@@ -129,7 +134,7 @@ def _manifest_finding(src: PinSource, constraints: list[str], project_dir: Path 
     pins = _fi_pins(src)
     if pins:
         shown = ",".join(s for s in (p.native_spec or p.specifier for p in pins) if s) or "(any version)"
-        status, detail = _classify_pins([p.specifier for p in pins], constraints)
+        status, detail = _classify_pins(_effective_specs(pins), constraints)
         return Finding(src, pins, status, shown, detail, project_dir=project_dir)
     sg = _sglang_pin(src)
     if sg is None:
@@ -154,6 +159,28 @@ def _manifest_finding(src: PinSource, constraints: list[str], project_dir: Path 
     if bad:
         return Finding(src, (sg,), "admits-bad", f"sglang{sg.specifier or ' (any version)'}", f"admits sglang {bad[0]}, whose flashinfer pin lacks enable_dcp", project_dir=project_dir)
     return None
+
+
+def _effective_specs(pins: tuple[Pin, ...]) -> list[str]:
+    """Requirements on one name intersect, except that entries with different environment
+    markers are alternatives (one applies per Python / platform): those become a union."""
+    common = [p.specifier for p in pins if not p.marker and not p.constraint]
+    constraints = [p.specifier for p in pins if p.constraint]
+    branches = [p.specifier for p in pins if p.marker and not p.constraint]
+    if len({p.marker for p in pins if p.marker and not p.constraint}) > 1:
+        union = "||".join(",".join(x for x in (*common, b) if x) for b in branches)
+        return [union, *constraints]
+    return [*common, *branches, *constraints]
+
+
+def _admits(specs: list[str], version: str) -> bool:
+    """Whether a version satisfies the effective specs (``||`` unions allowed)."""
+    v = Version(version)
+    for spec in specs:
+        branches = spec.split("||") if "||" in spec else [spec]
+        if not any(SpecifierSet(b.strip()).contains(v, prereleases=True) for b in branches):
+            return False
+    return True
 
 
 _STATUS = {
@@ -222,7 +249,22 @@ def _evaluate(ctx: LaunchContext) -> Evaluation:
                     man_f.append(f)
             if not lock_f and not man_f:
                 continue
-            lock_decides = any(f.via_sglang is None or f.status != "unknown" for f in lock_f)
+            # constraints only narrow a requirement: on their own they decide nothing
+            if any(f.source.format != "constraints" for f in man_f):
+                man_f = [f for f in man_f if f.source.format != "constraints"]
+            lock_f = [_mark_stale(f, project) for f in lock_f]
+            # the lock speaks for the manifest it was made from: one diagnostic, not two
+            own_manifests = {
+                id(m)
+                for f in lock_f
+                if f.status not in ("stale", "unknown")
+                for m in [_manifest_of(f.source, project)]
+                if m is not None
+            }
+            man_f = [f for f in man_f if id(f.source) not in own_manifests]
+            lock_decides = any(
+                (f.via_sglang is None or f.status != "unknown") and f.status != "stale" for f in lock_f
+            )
             findings.extend(lock_f)
             for f in man_f:
                 if lock_decides and f.status in ("admits-bad", "unknown"):
@@ -236,6 +278,45 @@ def _evaluate(ctx: LaunchContext) -> Evaluation:
     return Evaluation(tuple(findings), gov.searched, sglang_version, locks_by_project)
 
 
+def _manifest_of(lock: PinSource, project) -> PinSource | None:
+    from kimi_lsp.pins import discovery
+
+    return discovery.manifest_for_lock(lock, project)
+
+
+def _mark_stale(f: Finding, project) -> Finding:
+    """A lock whose flashinfer version its own manifest no longer admits was not made from that
+    manifest (typically: the manifest was just bumped); it must be re-locked, and until then the
+    manifest, not the lock, says what the project wants."""
+    from kimi_lsp.pins import discovery
+
+    if f.via_sglang is not None or f.status == "unknown":
+        return f
+    man = discovery.manifest_for_lock(f.source, project)
+    if man is None:
+        return f
+    specs = [s for s in _effective_specs(_fi_pins(man)) if s]
+    if not specs:
+        return f
+    try:
+        stale = [p for p in f.pins if p.version and not _admits(specs, p.version)]
+    except (InvalidSpecifier, InvalidVersion):
+        return f
+    if not stale:
+        return f
+    detail = f"{man.path.name} requires flashinfer-python{' or '.join(specs[0].split('||')) if len(specs) == 1 else ','.join(specs)}"
+    return Finding(f.source, tuple(stale), "stale", f.shown, detail, project_dir=f.project_dir)
+
+
+def sglang_checks(ev: Evaluation) -> bool:
+    """False when the governing sglang release is known and has no Kimi-K3 DCP flashinfer check
+    at all (it then never raises the RuntimeError these rules predict)."""
+    if ev.sglang_version is None:
+        return True
+    rel = sglang_release(ev.sglang_version)
+    return rel is None or rel.has_k3_dcp_check
+
+
 # -- fixes -----------------------------------------------------------------------------
 
 
@@ -246,7 +327,7 @@ def bump_target(ctx: LaunchContext, ev: Evaluation) -> str:
     return fi.bump_target(ev.sglang_version)
 
 
-def related_for(f: Finding) -> Related:
+def related_for(ctx: LaunchContext, f: Finding) -> tuple[Related, ...]:
     pin = f.pins[0]
     if f.via_sglang is not None:
         msg = f"sglang {f.via_sglang.version} is pinned here; it requires flashinfer-python=={f.shown}"
@@ -255,7 +336,12 @@ def related_for(f: Finding) -> Related:
     else:
         spec = f.shown if f.shown[:1] in "=<>!~^" else f" {f.shown}"
         msg = f"flashinfer-python{spec} is pinned here"
-    return Related(Location(f.source.path, pin.span), msg)
+    out = [Related(Location(f.source.path, pin.span), msg)]
+    if f.source.is_lock and f.via_sglang is None:
+        man = _manifest_of_lock(ctx, f.source)
+        for p in _fi_pins(man) if man is not None else ():
+            out.append(Related(Location(man.path, p.span), f"{man.path.name} requires flashinfer-python{p.native_spec or p.specifier}"))
+    return tuple(out)
 
 
 def bump_fixes(ctx: LaunchContext, ev: Evaluation, f: Finding) -> tuple[Fix, ...]:
@@ -290,12 +376,38 @@ def bump_fixes(ctx: LaunchContext, ev: Evaluation, f: Finding) -> tuple[Fix, ...
         if e is None:
             return (_display_only(target, manifest, followup),)
         edits.extend(e)
+    # a constraints file that excludes the target must move in the same fix, or the bump
+    # leaves a requirement nothing can satisfy
+    touched = [manifest.path.name]
+    for cons in _constraint_sources(ctx, f, manifest):
+        ctext = ws.text(cons.path)
+        for pin in _fi_pins(cons):
+            if not pin.constraint or not pin.specifier or _admits([pin.specifier], target):
+                continue
+            e = bump.bump_fix_edits(cons, pin, target, ctext) if ctext is not None else None
+            if e is None:
+                return (_display_only(target, manifest, followup),)
+            edits.extend(e)
+            if cons.path.name not in touched:
+                touched.append(cons.path.name)
     # the same edit may be produced twice when pins share a line; keep each once
     uniq = tuple(dict.fromkeys(edits))
-    title = f"Bump flashinfer-python to {target} in {manifest.path.name}"
+    title = f"Bump flashinfer-python to {target} in {' and '.join(touched)}"
     if followup:
         title += f", then run `{followup}`"
     return (Fix(title, uniq, Applicability.SAFE, followup),)
+
+
+def _constraint_sources(ctx: LaunchContext, f: Finding, manifest: PinSource) -> list[PinSource]:
+    """Constraint files that narrow ``manifest`` (its -c includes, or any in the same project)."""
+    out: list[PinSource] = []
+    for project in ctx.governing.projects:
+        if f.project_dir is not None and project.dir != f.project_dir and manifest not in project.manifests:
+            continue
+        for m in project.manifests:
+            if m is not manifest and m.format == "constraints" and m not in out:
+                out.append(m)
+    return out
 
 
 def newest_good_sglang() -> str | None:

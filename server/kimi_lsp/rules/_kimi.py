@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from kimi_lsp.diagnostics import Location
+from kimi_lsp.diagnostics import Location, Related
 from kimi_lsp.launch import ArgUse, ResolvedLaunch
 from kimi_lsp.rules._base import LaunchContext
 from kimi_lsp.text import Span
@@ -61,6 +61,14 @@ class K3Dcp:
         """Where KL101/KL102/KL103 sit: the flag selecting the decode backend, else the DCP size."""
         use = self.decode.use or self.dcp_use
         return use_location(launch, use)
+
+
+def launched_from(launch: ResolvedLaunch, anchor: Location) -> tuple[Related, ...]:
+    """When a diagnostic sits in a --config YAML, point back at the command that loads it."""
+    cmd = launch.command
+    if anchor.path == cmd.path:
+        return ()
+    return (Related(Location(cmd.path, cmd.program.span), f"launched here with `--config {launch.config_token.value if launch.config_token else anchor.path.name}`"),)
 
 
 def use_location(launch: ResolvedLaunch, use: ArgUse) -> Location:

@@ -59,6 +59,8 @@ def check(ctx: LaunchContext) -> Iterator[Violation]:
     if k3 is None or k3.decode.name not in (None, "cutedsl_mla"):
         return
     ev = _flashinfer.evaluate(ctx)
+    if not _flashinfer.sglang_checks(ev):
+        return
     launch = ctx.launch
     anchor = k3.anchor(launch)
     how = _decode_how(k3)
@@ -82,7 +84,7 @@ def check(ctx: LaunchContext) -> Iterator[Violation]:
             anchor,
             msg,
             fixes=tuple(fixes),
-            related=(_flashinfer.related_for(f),),
+            related=(*_flashinfer.related_for(ctx, f), *_kimi.launched_from(ctx.launch, anchor)),
             data={"sglang_error": SGLANG_ERROR, "model": model, "flashinfer": f.shown, "pin_file": str(f.source.path)},
         )
 

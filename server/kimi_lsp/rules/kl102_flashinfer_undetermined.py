@@ -44,6 +44,8 @@ def check(ctx: LaunchContext) -> Iterator[Violation]:
     if k3 is None or k3.decode.name not in (None, "cutedsl_mla"):
         return
     ev = _flashinfer.evaluate(ctx)
+    if not _flashinfer.sglang_checks(ev):
+        return
     if ev.failing:
         return  # KL101 speaks for this launch
     anchor = k3.anchor(ctx.launch)
@@ -55,6 +57,7 @@ def check(ctx: LaunchContext) -> Iterator[Violation]:
             anchor,
             f"Kimi-K3 DCP on cutedsl_mla needs flashinfer-python >= {fi.min_enable_dcp()} (with `enable_dcp`), "
             f"but no pin of flashinfer-python or sglang governs this launch (searched: {where})",
+            related=_kimi.launched_from(ctx.launch, anchor),
         )
         return
     for f in undecided:
@@ -65,7 +68,7 @@ def check(ctx: LaunchContext) -> Iterator[Violation]:
             f"Kimi-K3 DCP on cutedsl_mla needs `enable_dcp` (flashinfer-python >= {first}), but "
             f"`{_describe(f)}` in {f.where} admits releases without it and no lockfile decides{detail}",
             fixes=tuple(fixes),
-            related=(_flashinfer.related_for(f),),
+            related=(*_flashinfer.related_for(ctx, f), *_kimi.launched_from(ctx.launch, anchor)),
         )
 
 

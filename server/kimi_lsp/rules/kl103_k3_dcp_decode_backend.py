@@ -57,4 +57,5 @@ def check(ctx: LaunchContext) -> Iterator[Violation]:
         anchor,
         f"Decode attention backend for Kimi-K3 DCP must be 'cutedsl_mla' or 'aiter', got '{d.name}' ({how})",
         fixes=tuple(fixes),
+        related=_kimi.launched_from(ctx.launch, anchor),
     )

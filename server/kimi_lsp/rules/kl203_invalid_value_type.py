@@ -73,6 +73,10 @@ def check(ctx: LaunchContext) -> Iterator[Violation]:
                 continue  # a benchmark's own flag and its value
             if prob.entry is not None and _args.special_config_value(schema, prob.entry) is not None:
                 continue
+            if prob.entry is not None and any(
+                p.entry is prob.entry and p.kind != "extra-value" for p in launch.problems
+            ):
+                continue  # the value of an unknown or refused key: KL201/KL205/KL206 speak for it
             msg = _extra(ctx, prob)
             if msg is not None:
                 yield Violation(_args.problem_location(launch, prob), msg)

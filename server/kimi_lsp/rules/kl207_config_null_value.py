@@ -61,6 +61,8 @@ def check(ctx: LaunchContext) -> Iterator[Violation]:
             continue
         msg = check_value(flag, "None")
         if msg is not None:
+            if msg.startswith("invalid choice"):
+                msg = f"`None` is not a choice of `--{key}`"
             yield Violation(where, f"`{key}: null` is passed as the string `None`: {msg}", fixes=fixes)
         elif flag.type != "nullable_str":
             yield Violation(

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 
 from kimi_lsp.diagnostics import Applicability, Location, Severity
@@ -16,10 +17,10 @@ def check(ctx: LaunchContext) -> Iterator[Violation]:
     boolean, or that the pinned release's merger does not know as a boolean key.
 
     ## What it does
-    sglang's config merger turns `flag: true` into a bare `--flag` only for the boolean keys it
-    knows (in 0.5.21 and 0.5.22 only the field name, not aliases such as `enable-hicache`). Any
-    other value is passed as a word after the flag: a quoted `'true'`, `1`, or `true` under an
-    alias the merger does not know.
+    sglang's config merger turns `flag: true` into a bare `--flag` only for a YAML boolean under
+    a key in its own list of boolean keys (per release; 0.5.21 and 0.5.22 list field names only).
+    Any other value is passed as a word after the flag: a quoted `'true'`, `1`, or a boolean under
+    a spelling the merger does not list.
 
     ## Why is this bad?
     argparse rejects the stray word: `trust-remote-code: "true"` fails with
@@ -55,6 +56,7 @@ def check(ctx: LaunchContext) -> Iterator[Violation]:
         value = entry.value
         where = Location(config.path, entry.key.span.cover(entry.value_span))
         word = str(value).lower() if isinstance(value, bool) else str(value)
+        written = json.dumps(value) if isinstance(value, str) else word
         fixes = []
         if isinstance(value, bool):
             known = flag.dest.replace("_", "-")
@@ -78,6 +80,6 @@ def check(ctx: LaunchContext) -> Iterator[Violation]:
                 fixes.append(fix)
         yield Violation(
             where,
-            f"`--{key}` takes no value, so `{key}: {word}` is passed as `--{key} {word}` (unrecognized arguments: {word})",
+            f"`--{key}` takes no value, so `{key}: {written}` is passed as `--{key} {word}` (unrecognized arguments: {word})",
             fixes=tuple(fixes),
         )

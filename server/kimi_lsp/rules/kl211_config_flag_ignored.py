@@ -32,11 +32,13 @@ def check(ctx: LaunchContext) -> Iterator[Violation]:
 
     ## Example
     ```bash
+    # k3.yaml: model-path: moonshotai/Kimi-K3
     python -m sglang.launch_server --config=k3.yaml
     ```
 
     Use instead:
     ```bash
+    # k3.yaml: model-path: moonshotai/Kimi-K3
     python -m sglang.launch_server --config k3.yaml
     ```
 
@@ -64,7 +66,7 @@ def check(ctx: LaunchContext) -> Iterator[Violation]:
             continue
         if use.option.value == "--config" and not use.inline:
             continue  # a second `--config PATH`: KL214
-        written = f"{use.option.value}={path}" if use.inline else use.option.value
+        written = f"{use.option.value}={path}" if use.inline else f"{use.option.value} {path}"
         fix = _fix(ctx, use)
         yield Violation(
             where,

@@ -29,6 +29,7 @@ def check(ctx: LaunchContext) -> Iterator[Violation]:
 
     Use instead:
     ```bash
+    # k3.yaml: model-path: moonshotai/Kimi-K3
     kimi-lsp export --to yaml profiles/k3.toml > k3.yaml
     python -m sglang.launch_server --config k3.yaml
     ```

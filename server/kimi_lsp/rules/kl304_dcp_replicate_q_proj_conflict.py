@@ -24,11 +24,13 @@ def check(ctx: LaunchContext) -> Iterator[Violation]:
 
     ## Example
     ```bash
+    # requirements.txt: flashinfer-python==0.7.2
     python -m sglang.launch_server --model-path moonshotai/Kimi-K3 --tp-size 8 --dcp-size 8 --dcp-comm-backend ag_rs --dcp-replicate-q-proj
     ```
 
     Use instead:
     ```bash
+    # requirements.txt: flashinfer-python==0.7.2
     python -m sglang.launch_server --model-path moonshotai/Kimi-K3 --tp-size 8 --dcp-size 8 --dcp-comm-backend a2a --dcp-replicate-q-proj
     ```
     """

@@ -30,11 +30,13 @@ def check(ctx: LaunchContext) -> Iterator[Violation]:
 
     ## Example
     ```bash
+    # requirements.txt: flashinfer-python==0.7.2
     SGLANG_RAGGED_VERIFY_MODE=compact python -m sglang.launch_server --model-path moonshotai/Kimi-K3 --tp-size 8 --dcp-size 8 --speculative-algorithm DSPARK
     ```
 
     Use instead:
     ```bash
+    # requirements.txt: flashinfer-python==0.7.2
     SGLANG_RAGGED_VERIFY_MODE=static python -m sglang.launch_server --model-path moonshotai/Kimi-K3 --tp-size 8 --dcp-size 8 --speculative-algorithm DSPARK
     ```
     """

@@ -20,11 +20,13 @@ def check(ctx: LaunchContext) -> Iterator[Violation]:
 
     ## Example
     ```bash
+    # requirements.txt: flashinfer-python==0.7.2
     python -m sglang.launch_server --model-path moonshotai/Kimi-K3 --tp-size 8 --dcp-size 8 --enable-symm-mem
     ```
 
     Use instead:
     ```bash
+    # requirements.txt: flashinfer-python==0.7.2
     python -m sglang.launch_server --model-path moonshotai/Kimi-K3 --tp-size 8 --dcp-size 8
     ```
     """

@@ -72,12 +72,13 @@ def check(ctx: LaunchContext) -> Iterator[Violation]:
         fixes = _flashinfer.bump_fixes(ctx, ev, f) if _at_least(target, minimum) else ()
         what = f"locked in {f.where}" if f.source.is_lock else f"in {f.where}"
         shown = f.shown if f.shown[:1] in "=<>!~^" else f" {f.shown}"
+        older = "is older" if any(p.version for p in f.pins) else "admits only older releases"
         yield Violation(
             _args.use_location(launch, use),
             f"{why} needs flashinfer-python >= {minimum} (sglang {sglang_version} asserts it at start-up), "
-            f"but flashinfer-python{shown} ({what}) is older",
+            f"but flashinfer-python{shown} ({what}) {older}",
             fixes=tuple(fixes),
-            related=(_flashinfer.related_for(f),),
+            related=_flashinfer.related_for(ctx, f),
         )
 
 
@@ -88,9 +89,11 @@ def _trigger(ctx: LaunchContext) -> tuple[ArgUse, str] | None:
     k3 = _kimi.k3_dcp(ctx)
     if k3 is not None and k3.decode.name in (None, "cutedsl_mla", "aiter"):
         p_name = d_name = None  # the Kimi-K3 DCP override sets both backends itself
-    for name, use, phase in ((p_name, p_use, "prefill"), (d_name, d_use, "decode")):
+    for name, use, phase in ((p_name, p_use, "prefill "), (d_name, d_use, "decode ")):
         if name == "flashinfer" and use is not None:
-            return use, f"The flashinfer {phase} attention backend (`{_args.spelled(use)}`)"
+            if use.flag.dest == "attention_backend":
+                phase = ""
+            return use, f"The flashinfer {phase}attention backend (`{_args.spelled(use)}`)"
     for dest in ("dsa_topk_backend", "speculative_dsa_topk_backend"):
         use = _args.explicit(launch, dest)
         if use is not None and use.value == "flashinfer":

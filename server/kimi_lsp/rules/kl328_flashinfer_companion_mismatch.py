@@ -70,7 +70,7 @@ def check(ctx: LaunchContext) -> Iterator[Violation]:
                     fixes=_fixes(ctx, f.source, pin, fi_version),
                     related=(
                         Related(Location(f.source.path, pin.span), f"{name} {pin.version} is pinned here"),
-                        _flashinfer.related_for(f),
+                        *_flashinfer.related_for(ctx, f),
                     ),
                 )
 

@@ -139,7 +139,7 @@ def parse(text: str) -> tuple[str, list[Instruction], list[SyntaxProblem]]:
         )
         li = last + 1
         if keyword in ("RUN", "COPY", "ADD"):
-            for hm in _HEREDOC_RE.finditer(instruction.args):
+            for hm in _HEREDOC_RE.finditer(_blank_quoted(instruction.args)):
                 delim, strip_tabs = hm.group(3), hm.group(1) == "-"
                 body_start = lines[li][0] if li < len(lines) else len(text)
                 found = False
@@ -157,6 +157,36 @@ def parse(text: str) -> tuple[str, list[Instruction], list[SyntaxProblem]]:
                     problems.append(SyntaxProblem(f"unterminated heredoc <<{delim}", Span(at, args_start + hm.end())))
         instructions.append(instruction)
     return escape, instructions, problems
+
+
+def _blank_quoted(args: str) -> str:
+    """``args`` with quoted text blanked (same length): ``echo "a<<b"`` opens no heredoc."""
+    out = list(args)
+    quote = ""
+    i, n = 0, len(args)
+    while i < n:
+        c = args[i]
+        if quote:
+            if c == "\\" and quote == '"':
+                out[i] = " "
+                if i + 1 < n:
+                    out[i + 1] = " "
+                i += 2
+                continue
+            if c == quote:
+                quote = ""
+            else:
+                out[i] = " "
+        elif c in "'\"" and args.endswith(("<<", "<<-"), 0, i):
+            end = args.find(c, i + 1)  # a quoted heredoc delimiter (<<'EOF') stays
+            i = n if end < 0 else end + 1
+            continue
+        elif c in "'\"":
+            quote = c
+        elif c == "\\":
+            i += 1
+        i += 1
+    return "".join(out)
 
 
 # ------------------------------------------------------------------------------------------------

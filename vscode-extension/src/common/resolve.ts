@@ -192,6 +192,15 @@ export async function resolveServer(opts: ResolveOptions, deps: ResolveDeps): Pr
   );
 }
 
+/**
+ * Whether selecting another interpreter in the Python extension can change which server runs: not
+ * when the user pinned one with kimi-lsp.path or kimi-lsp.interpreter. (Undefined: none was found,
+ * and the new environment may have it.)
+ */
+export function dependsOnPythonEnvironment(source: ServerSource | undefined): boolean {
+  return source !== 'path' && source !== 'interpreter';
+}
+
 export function describeSource(source: ServerSource): string {
   switch (source) {
     case 'path':

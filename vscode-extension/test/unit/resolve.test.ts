@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
-import { ExecResult, makeFindOnPath, resolveServer, ResolveDeps, ResolveOptions } from '../../src/common/resolve';
+import { dependsOnPythonEnvironment, ExecResult, makeFindOnPath, resolveServer, ResolveDeps, ResolveOptions } from '../../src/common/resolve';
 import { LaunchSettings } from '../../src/common/settings';
 
 interface Fake {
@@ -222,4 +222,12 @@ test('PATH lookup: Windows tries the PATHEXT extensions', async () => {
   });
   assert.equal(await find('kimi-lsp'), 'C:\\bin\\kimi-lsp.EXE');
   assert.deepEqual(seen.slice(0, 3), ['C:\\Python\\Scripts\\kimi-lsp', 'C:\\Python\\Scripts\\kimi-lsp.COM', 'C:\\Python\\Scripts\\kimi-lsp.EXE']);
+});
+
+test('only a server that was not pinned by a setting follows the Python environment', () => {
+  assert.equal(dependsOnPythonEnvironment('path'), false);
+  assert.equal(dependsOnPythonEnvironment('interpreter'), false);
+  assert.equal(dependsOnPythonEnvironment('python-extension'), true);
+  assert.equal(dependsOnPythonEnvironment('PATH'), true);
+  assert.equal(dependsOnPythonEnvironment(undefined), true);
 });
