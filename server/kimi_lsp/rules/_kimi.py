@@ -211,7 +211,8 @@ def _hub_dirs(ctx: LaunchContext) -> list[Path]:
         xdg = env.get("XDG_CACHE_HOME")
         base = Path(xdg).expanduser() if xdg else Path.home() / ".cache"
         dirs.append(base / "huggingface" / "hub")
-    return dirs
+    # a relative cache path on the launch is taken from where kimi-lsp runs (the repository)
+    return [d if d.is_absolute() else ctx.workspace.root / d for d in dirs]
 
 
 def _short(path: Path, root: Path) -> str:

@@ -24,7 +24,8 @@ def check(ctx: LaunchContext) -> Iterator[Violation]:
     `flashinfer_python[cu13]==0.7.2`, `sglang-kernel==0.4.10`, `torch==2.14.1`). In the lockfile,
     requirements file or Dockerfile that governs the launch, an exact sglang pin next to an exact pin
     of one of those packages at another version cannot come from one resolution: it comes from
-    `--no-deps`, an override, a hand edit, or a second `pip install` in the image.
+    `--no-deps`, a hand edit, or a second `pip install` in the image. A declared override
+    (uv `override-dependencies`, pdm `resolution.overrides`) is deliberate and not reported.
 
     ## Why is this bad?
     The combination was never tested by sglang and `pip check` reports it broken; with an older
@@ -69,6 +70,8 @@ def check(ctx: LaunchContext) -> Iterator[Violation]:
                 key = (src.path, pin.span)
                 if not pin.version or key in seen or _satisfies(pin.version, spec):
                     continue
+                if _overridden(ctx, f, name):
+                    continue  # a declared override (uv override-dependencies, pdm overrides) is deliberate
                 seen.add(key)
                 fixes = ()
                 if name == FI and _flashinfer.bump_target(ctx, ev) == rel.flashinfer_version:
@@ -82,6 +85,14 @@ def check(ctx: LaunchContext) -> Iterator[Violation]:
                         Related(Location(src.path, sg.span), f"sglang {sg.version} is pinned here"),
                     ),
                 )
+
+
+def _overridden(ctx: LaunchContext, f: _flashinfer.Finding, name: str) -> bool:
+    sources = [f.source]
+    for project in ctx.governing.projects:
+        if project.dir == f.project_dir:
+            sources.extend((*project.locks, *project.manifests))
+    return any(p.override for src in sources for p in src.pins_for(name))
 
 
 def _satisfies(version: str, spec: str) -> bool:

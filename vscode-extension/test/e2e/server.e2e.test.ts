@@ -9,7 +9,7 @@
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { delimiter, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { after, test } from 'node:test';
 
@@ -129,7 +129,7 @@ function assertBumped(text: string): void {
 
 test('the extension\'s resolver finds and version-checks the repository\'s server', { timeout: TEST_TIMEOUT }, async () => {
   const saved = process.env.PYTHONPATH;
-  process.env.PYTHONPATH = saved ? `${SERVER_DIR}:${saved}` : SERVER_DIR;
+  process.env.PYTHONPATH = saved ? `${SERVER_DIR}${delimiter}${saved}` : SERVER_DIR;
   try {
     const r = await resolveServer(
       { settings: { path: [], interpreter: [PYTHON], args: [] }, timeoutMs: 30_000 },
