@@ -1,21 +1,32 @@
 """Applying fixes: splice edits into texts, re-lint until stable, write atomically.
 
 A fix is all-or-nothing: when one of its edits overlaps an edit already taken, the whole fix
-waits for the next pass (ruff's rule). Files keep their BOM, encoding, line endings and
-permissions; writes go through a temporary file in the same directory and a rename.
+waits for the next pass (ruff's rule). A fix the caller may not apply (it edits a lockfile, or a
+file reached through a link out of the repository) is never applied in part either; it is
+reported in ``FixOutcome.refused`` with the reason. A pass whose output no longer parses as TOML
+or YAML is rolled back (ruff rejects such a pass too).
+
+Files keep their BOM, encoding, byte order, line endings and permissions; writes go through a
+temporary file in the same directory and a rename, so a reader never sees half a file.
 """
 from __future__ import annotations
 
+import codecs
 import os
+import re
 import tempfile
+import tomllib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from kimi_lsp.diagnostics import Applicability, Diagnostic, Edit, Fix
-from kimi_lsp.workspace import SourceText, Workspace
+from kimi_lsp.workspace import SourceText, Workspace, decode_bytes, find_repo_root
 
 MAX_PASSES = 10
+
+# ``may_edit(path) -> reason`` : None allows edits to ``path``; a string says why not.
+EditPolicy = Callable[[Path], "str | None"]
 
 
 def allowed(fix: Fix, unsafe: bool) -> bool:
@@ -46,7 +57,7 @@ def plan(fixes: list[tuple[Diagnostic, Fix]], texts: dict[Path, str]) -> tuple[d
     taken: dict[Path, list[Edit]] = {}
     applied: list[tuple[Diagnostic, Fix]] = []
     for d, f in fixes:
-        if any(e.path not in texts for e in f.edits):
+        if any(e.path not in texts or e.span.end > len(texts[e.path]) for e in f.edits):
             continue
         clash = False
         for e in f.edits:
@@ -67,6 +78,15 @@ def plan(fixes: list[tuple[Diagnostic, Fix]], texts: dict[Path, str]) -> tuple[d
     return taken, applied
 
 
+@dataclass(frozen=True)
+class Refusal:
+    """A fix that was not applied, and why (for "could not fix" reports)."""
+
+    diagnostic: Diagnostic
+    fix: Fix
+    reason: str
+
+
 @dataclass
 class FixOutcome:
     changed: dict[Path, tuple[str, str]] = field(default_factory=dict)  # path -> (before, after)
@@ -75,6 +95,12 @@ class FixOutcome:
     remaining: list[Diagnostic] = field(default_factory=list)
     converged: bool = True
     followups: list[str] = field(default_factory=list)
+    refused: list[Refusal] = field(default_factory=list)
+
+
+def _fix_key(d: Diagnostic, f: Fix) -> tuple:
+    # stable across passes: spans move when an earlier edit in the same file changes its length
+    return (d.code, str(d.path), f.title, tuple(str(e.path) for e in f.edits))
 
 
 def fix_until_stable(
@@ -82,40 +108,87 @@ def fix_until_stable(
     workspace: Workspace,
     unsafe: bool = False,
     max_passes: int = MAX_PASSES,
+    may_edit: EditPolicy | None = None,
 ) -> FixOutcome:
-    """Apply fixes in memory (as workspace overlays) and re-lint until nothing changes."""
+    """Apply fixes in memory (as workspace overlays) and re-lint until nothing changes.
+
+    ``lint`` must see the workspace's overlays and must not answer from caches keyed by path
+    alone (build a fresh engine per call). Nothing is written to disk here.
+    """
     out = FixOutcome()
     originals: dict[Path, str] = {}
+    refused: dict[tuple, Refusal] = {}
+    verdicts: dict[Path, str | None] = {}
+
+    def refuse(d: Diagnostic, f: Fix, reason: str) -> None:
+        refused.setdefault(_fix_key(d, f), Refusal(d, f, reason))
+
+    def policy(p: Path) -> str | None:
+        if may_edit is None:
+            return None
+        if p not in verdicts:
+            verdicts[p] = may_edit(p)
+        return verdicts[p]
+
     diags = lint()
-    for _ in range(max_passes):
-        chosen = choose_fixes(diags, unsafe)
+    passes = 0
+    while True:
+        chosen: list[tuple[Diagnostic, Fix]] = []
+        for d, f in choose_fixes(diags, unsafe):
+            if _fix_key(d, f) in refused:
+                continue
+            reason = next((r for e in f.edits if (r := policy(e.path)) is not None), None)
+            if reason is not None:
+                refuse(d, f, reason)
+                continue
+            chosen.append((d, f))
         if not chosen:
             break
-        paths = {e.path for _, f in chosen for e in f.edits}
+        if passes >= max_passes:
+            out.converged = False
+            break
         texts: dict[Path, str] = {}
-        for p in paths:
+        for p in {e.path for _, f in chosen for e in f.edits}:
             t = workspace.text(p)
             if t is not None:
                 texts[p] = t
+        noop = [(d, f) for d, f in chosen if all(_is_noop(e, texts) for e in f.edits)]
+        for d, f in noop:
+            refuse(d, f, "applying the fix changed nothing")
+        chosen = [c for c in chosen if c not in noop]
+        if not chosen:
+            continue
         taken, applied = plan(chosen, texts)
         if not taken:
+            for d, f in chosen:
+                refuse(d, f, "the file it edits cannot be read")
             break
-        for p, edits in taken.items():
+        new_texts = {p: splice(texts[p], [_with_newline(e, texts[p]) for e in edits]) for p, edits in taken.items()}
+        broken = {p for p, t in new_texts.items() if t != texts[p] and _parses(p, texts[p]) and not _parses(p, t)}
+        if broken:
+            for d, f in applied:
+                if any(e.path in broken for e in f.edits):
+                    refuse(d, f, "the fixed file would no longer parse")
+            continue  # plan the pass again without them
+        if all(new_texts[p] == texts[p] for p in new_texts):
+            for d, f in applied:
+                refuse(d, f, "applying the fix changed nothing")
+            continue
+        passes += 1
+        for p, new in new_texts.items():
             if p not in originals:
                 originals[p] = texts[p]
                 src = workspace.read(p)
                 if isinstance(src, SourceText):
                     out.sources[p] = src
-            new = splice(texts[p], edits)
             workspace.set_overlay(p, new)
         out.applied.extend(applied)
         for _, f in applied:
             if f.followup and f.followup not in out.followups:
                 out.followups.append(f.followup)
         diags = lint()
-    else:
-        out.converged = not choose_fixes(diags, unsafe)
     out.remaining = diags
+    out.refused = list(refused.values())
     for p, before in originals.items():
         after = workspace.text(p)
         if after is not None and after != before:
@@ -123,30 +196,151 @@ def fix_until_stable(
     return out
 
 
-def write_atomic(src: SourceText, new_text: str) -> None:
-    """Write ``new_text`` over ``src.path`` keeping BOM, encoding and permissions."""
-    path = src.path
-    data = new_text.encode(src.encoding)
-    if src.bom and src.encoding == "utf-8":
-        data = b"\xef\xbb\xbf" + data
-    st = os.stat(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".kimi-lsp", dir=path.parent)
+def _is_noop(e: Edit, texts: dict[Path, str]) -> bool:
+    t = texts.get(e.path)
+    return t is not None and e.span.end <= len(t) and t[e.span.start : e.span.end] == e.new_text
+
+
+_LONE_LF = re.compile(r"(?<!\r)\n")
+
+
+def _with_newline(e: Edit, text: str) -> Edit:
+    """Inserted text uses the file's own line ending (a rule builds edits with ``\\n``)."""
+    if "\n" not in e.new_text:
+        return e
+    crlf = text.count("\r\n")
+    if crlf <= text.count("\n") - crlf:
+        return e
+    return Edit(e.path, e.span, _LONE_LF.sub("\r\n", e.new_text))
+
+
+def _parses(path: Path, text: str) -> bool:
+    """Whether ``text`` parses as the file type its name says (True for types not checked)."""
+    suffix = path.suffix.lower()
+    name = path.name
+    if suffix in (".toml", ".lock") and name != "Pipfile.lock" or name == "Pipfile":
+        try:
+            tomllib.loads(text)
+        except (tomllib.TOMLDecodeError, ValueError):
+            return False
+        return True
+    if suffix in (".yaml", ".yml"):
+        import yaml
+
+        loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+        try:
+            for _ in yaml.compose_all(text, Loader=loader):
+                pass
+        except yaml.YAMLError:
+            return False
+        return True
+    return True
+
+
+# -- where fixes may write -------------------------------------------------------------------
+
+
+def is_lockfile(path: Path, workspace: Workspace | None = None) -> bool:
+    """uv.lock, poetry.lock, pdm.lock, Pipfile.lock, pylock*.toml, conda-lock files, and compiled
+    requirements output (pip-compile / uv pip compile / uv export): kimi-lsp never edits them."""
+    from kimi_lsp.pins import discovery
+    from kimi_lsp.pins.locks import LOCK_FORMATS
+
+    fmt = discovery.pin_format(path)
+    if fmt in LOCK_FORMATS:
+        return True
+    if fmt in ("requirements", "constraints") and workspace is not None:
+        sources = discovery.read_pin_file(path, workspace)
+        return bool(sources) and sources[0].is_lock
+    return False
+
+
+def edit_root(path: Path, fallback: Path) -> Path:
+    """The directory a fix to ``path`` must stay inside: the repository holding it (found without
+    following links), else ``fallback`` (the working directory) when ``path`` is under it, else
+    the file's own directory."""
+    lexical = Path(os.path.abspath(path))
+    repo = find_repo_root(lexical.parent, None)
+    if repo != Path(repo.anchor):
+        return repo
+    fb = Path(os.path.abspath(fallback))
+    if fb == lexical.parent or fb in lexical.parents:
+        return fb
+    return lexical.parent
+
+
+def edit_refusal(path: Path, workspace: Workspace, fallback: Path) -> str | None:
+    """None when a fix may write ``path``; otherwise the reason it may not."""
+    if is_lockfile(path, workspace):
+        return f"{path.name} is a lockfile; kimi-lsp never edits a lockfile's text"
+    root = edit_root(path, fallback)
+    if not inside(path, root):
+        return f"{path} leads outside the repository ({os.path.realpath(path)})"
+    real = Path(os.path.realpath(path))
+    if real.exists() and not real.is_file():
+        return f"{path} is not a regular file"
+    return None
+
+
+def inside(path: Path, root: Path) -> bool:
+    """Does ``path`` lie under ``root`` once every link in both is followed?"""
+    try:
+        Path(os.path.realpath(path)).relative_to(os.path.realpath(root))
+        return True
+    except ValueError:
+        return False
+
+
+# -- writing ---------------------------------------------------------------------------------
+
+
+class ChangedOnDisk(OSError):
+    """The file changed on disk after it was linted: the fix would overwrite that change."""
+
+
+def encode_like(src: SourceText, text: str, head: bytes = b"") -> bytes:
+    """``text`` in ``src``'s encoding, with its BOM; ``head`` (the file's first bytes) tells the
+    byte order of UTF-16, which ``SourceText`` does not record."""
+    if src.encoding.replace("_", "-").lower() in ("utf-16", "utf16"):
+        if head.startswith(codecs.BOM_UTF16_BE):
+            return codecs.BOM_UTF16_BE + text.encode("utf-16-be")
+        return codecs.BOM_UTF16_LE + text.encode("utf-16-le")
+    data = text.encode(src.encoding)
+    if src.bom and src.encoding.replace("_", "-").lower() in ("utf-8", "utf8"):
+        data = codecs.BOM_UTF8 + data
+    return data
+
+
+def write_atomic(src: SourceText, new_text: str, expected: str | None = None) -> Path:
+    """Write ``new_text`` over ``src.path`` keeping BOM, encoding, byte order, permissions and
+    (where allowed) ownership; returns the path written. A link is written through (the link
+    stays a link). With ``expected``, the file must still decode to that text, else
+    ``ChangedOnDisk`` is raised and nothing is written."""
+    target = Path(os.path.realpath(src.path))
+    current = target.read_bytes()
+    if expected is not None:
+        now = decode_bytes(target, current)
+        if not isinstance(now, SourceText) or now.text != expected:
+            raise ChangedOnDisk(f"{src.path} changed on disk while it was being fixed")
+    data = encode_like(src, new_text, current[:2])
+    st = os.stat(target)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".kimi-lsp", dir=target.parent)
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
         os.chmod(tmp, st.st_mode & 0o7777)
-        os.replace(tmp, path)
+        if hasattr(os, "chown"):
+            try:
+                os.chown(tmp, st.st_uid, st.st_gid)
+            except OSError:
+                pass  # only root may give a file away; the mode is what matters
+        os.replace(tmp, target)
     except BaseException:
         try:
             os.unlink(tmp)
         except OSError:
             pass
         raise
-
-
-def inside(path: Path, root: Path) -> bool:
-    try:
-        Path(os.path.realpath(path)).relative_to(os.path.realpath(root))
-        return True
-    except ValueError:
-        return False
+    return target

@@ -50,9 +50,19 @@ def uri(path: Path) -> str:
 
 
 def make_client() -> LanguageClient:
-    client = pytest_lsp.make_test_lsp_client()
+    from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, default_converter, register_lsp_features
+
+    client = LanguageClient(converter_factory=default_converter)
+    features = {m: f for m, f in DEFAULT_CLIENT_FEATURES.items() if m != T.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS}
+    register_lsp_features(client, features)
     client.applied = []  # type: ignore[attr-defined]
     client.registrations = []  # type: ignore[attr-defined]
+    client.published = []  # type: ignore[attr-defined]  # every publishDiagnostics, in order
+
+    @client.feature(T.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+    def _publish(ls: LanguageClient, params: T.PublishDiagnosticsParams) -> None:
+        ls.published.append(params)  # type: ignore[attr-defined]
+        ls.diagnostics[params.uri] = params.diagnostics
 
     @client.feature(T.WORKSPACE_APPLY_EDIT)
     def _apply(ls: LanguageClient, params: T.ApplyWorkspaceEditParams) -> T.ApplyWorkspaceEditResult:

@@ -29,6 +29,8 @@ def _wants(only: Any, kind: str) -> bool:
 
 
 def fix_actions(uri: str, d: T.Diagnostic, payload: dict) -> list[T.CodeAction]:
+    """One quick-fix per fix. Commands (the re-lock follow-up) are attached on resolve: a listed
+    action carrying ``command`` reads as a bare ``Command`` to lsprotocol-based clients."""
     out = []
     preferred_given = False
     for fix in payload.get("fixes", []):
@@ -36,11 +38,9 @@ def fix_actions(uri: str, d: T.Diagnostic, payload: dict) -> list[T.CodeAction]:
         action = T.CodeAction(title=fix["title"], kind=QUICKFIX, diagnostics=[d], is_preferred=safe and not preferred_given)
         preferred_given = preferred_given or safe
         if fix["edits"]:
-            action.data = {"kind": "fix", "uri": uri, "code": payload.get("code", d.code), "range": _range_data(d.range), "fix": fix}
-        if fix["edits"] and fix.get("followup"):
-            action.command = commands.followup_command(commands.rerun_message(fix["followup"]))
-        elif not fix["edits"]:
-            action.command = commands.followup_command(fix["title"])
+            action.data = {"kind": "fix", "uri": uri, "code": payload.get("code", d.code), "fix": fix}
+        else:  # display-only: a suggestion shown as a message
+            action.data = {"kind": "message", "message": fix["title"]}
         out.append(action)
     return out
 
@@ -88,10 +88,6 @@ def _published(session: Session, path: Path) -> dict[tuple, dict]:
 
 
 # -- resolving --------------------------------------------------------------------------------
-
-
-def _range_data(r: T.Range) -> list[int]:
-    return [r.start.line, r.start.character, r.end.line, r.end.character]
 
 
 def _fresh_fix(session: Session, path: Path, data: dict) -> dict | None:
@@ -148,13 +144,18 @@ def resolve_fix_all(session: Session, snaps: Snaps, data: dict, document_changes
 
 async def resolve(ls: KimiLanguageServer, action: T.CodeAction) -> T.CodeAction:
     data = action.data if isinstance(action.data, dict) else None
-    if data is None or ls.session is None or action.edit is not None:
+    if data is None or ls.session is None or action.edit is not None or action.command is not None:
         return action
     session, snaps = ls.session, ls.snapshots()
     doc_changes = bool(ls.cap("workspace.workspace_edit.document_changes"))
     kind = data.get("kind")
     if kind == "fix":
         action.edit = await ls.on_lint_thread(resolve_fix, session, snaps, data, doc_changes)
+        if data["fix"].get("followup"):
+            action.command = commands.followup_command(commands.rerun_message(data["fix"]["followup"]))
+    elif kind == "message":
+        action.command = commands.followup_command(data["message"])
+        return action
     elif kind == "ignore":
         action.edit = await ls.on_lint_thread(resolve_ignore, session, snaps, data, doc_changes)
     elif kind == "fixAll":

@@ -1,12 +1,10 @@
 """``kimi-lsp.showFollowup``: after a bump that needs a re-lock, show the command to run."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from lsprotocol import types as T
 
-if TYPE_CHECKING:
-    from kimi_lsp.lsp.server import KimiLanguageServer
+# a real import: pygls resolves command handlers' annotations to structure the arguments
+from kimi_lsp.lsp.server import KimiLanguageServer
 
 SHOW_FOLLOWUP = "kimi-lsp.showFollowup"
 

@@ -16,7 +16,7 @@ from kimi_lsp.knowledge.schema import Flag, Schema
 from kimi_lsp.launch import ArgProblem, ArgUse, ResolvedLaunch
 from kimi_lsp.rules._base import LaunchContext
 from kimi_lsp.rules._fixes import replace_token_value
-from kimi_lsp.surfaces.model import ConfigEntry, Entry, Surface, Token
+from kimi_lsp.surfaces.model import ConfigEntry, Entry, Token
 from kimi_lsp.text import Span
 
 # argparse stops at these; whatever follows them was never parsed
@@ -26,8 +26,6 @@ BACKEND_RENAMES = {"tokenspeed_mla": "cutedsl_mla", "compressed": "dsv4"}
 _TRUE = frozenset({"1", "true", "yes", "on", "y", "t"})
 # entry points that run sglang's --config merger
 MERGING_ENTRIES = (Entry.LAUNCH_SERVER, Entry.SERVE)
-# surfaces whose launch words are plain shell words (a word may be split into two there)
-SHELL_LIKE = (Surface.SHELL, Surface.DOCKERFILE, Surface.CI_YAML, Surface.COMPOSE, Surface.KUBERNETES)
 
 
 # -- locations ---------------------------------------------------------------------------
@@ -41,11 +39,6 @@ def origin_path(launch: ResolvedLaunch, origin: str) -> Path:
 
 def use_location(launch: ResolvedLaunch, use: ArgUse) -> Location:
     return Location(origin_path(launch, use.origin), use.decisive_span)
-
-
-def option_location(launch: ResolvedLaunch, use: ArgUse) -> Location:
-    """The option token alone (the YAML key for config-origin uses)."""
-    return Location(origin_path(launch, use.origin), use.option.span)
 
 
 def token_location(launch: ResolvedLaunch, tok: Token, origin: str) -> Location:
@@ -225,10 +218,6 @@ def is_refused_key(schema: Schema, key: str) -> bool:
 def is_store_true_key(schema: Schema, key: str) -> bool:
     """Whether the merger turns `key: true` into a bare `--key` (its own list, per release)."""
     return key.replace("-", "_") in schema.config_store_true_keys
-
-
-def config_entries(launch: ResolvedLaunch) -> tuple[ConfigEntry, ...]:
-    return launch.config.entries if launch.config is not None else ()
 
 
 def is_yaml_config(launch: ResolvedLaunch) -> bool:

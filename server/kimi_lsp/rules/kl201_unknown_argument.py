@@ -93,20 +93,23 @@ def _config_key(ctx: LaunchContext, prob: ArgProblem) -> Iterator[Violation]:
             fixes=fixes,
         )
         return
+    toml = launch.config is not None and launch.config.format == "toml"
+    what = "launch profile key" if toml else "`--config` key"
+    emitted = prob.token.value
     if prob.kind == "ambiguous":
         yield Violation(
             where,
-            f"Ambiguous `--config` key `{key}`: sglang passes `--{key}`, which could match {_list(prob.candidates)}",
+            f"Ambiguous {what} `{key}`: sglang reads `{emitted}`, which could match {_list(prob.candidates)}",
         )
         return
-    guess = launch.schema.closest("--" + key)
+    guess = launch.schema.closest(emitted)
     fixes = []
     if guess is not None:
         fix = _args.key_rename_fix(ctx, prob.entry, guess[2:], f"Rename the key to `{guess[2:]}`")
         if fix is not None:
             fixes.append(fix)
     hint = f" (did you mean `{guess[2:]}`?)" if guess else ""
-    yield Violation(where, f"Unknown `--config` key `{key}`{hint}", fixes=tuple(fixes))
+    yield Violation(where, f"Unknown {what} `{key}`{hint}", fixes=tuple(fixes))
 
 
 def _list(options: tuple[str, ...]) -> str:

@@ -51,6 +51,7 @@ def check(ctx: LaunchContext) -> Iterator[Violation]:
             msg = check_value(use.flag, tok.value)
             if msg is None or msg.startswith("invalid choice"):
                 continue
+            msg = msg.rstrip(".")
             note = _YAML_BOOL if use.origin == "config" and isinstance(use.entry and use.entry.value, bool) else ""
             yield Violation(
                 _args.value_location(launch, use, tok),

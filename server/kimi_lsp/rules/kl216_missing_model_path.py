@@ -2,10 +2,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from kimi_lsp.diagnostics import Location, Related, Severity
+from kimi_lsp.diagnostics import Location, Severity
 from kimi_lsp.rules import _args
 from kimi_lsp.rules._base import LaunchContext, Violation, rule
-from kimi_lsp.surfaces.model import Entry
+from kimi_lsp.surfaces.model import Entry, Surface
 
 # what `sglang serve`'s dispatcher looks for in argv (cli/utils.py)
 _SERVE_MODEL_WORDS = ("--model-path", "--model")
@@ -21,7 +21,8 @@ def check(ctx: LaunchContext) -> Iterator[Violation]:
     `python -m sglang.launch_server` and the benchmark entry points. `sglang serve` looks for the
     model on its own command line before any merging (a first bare word, `--model-path` or
     `--model`), so a `model-path:` in its config file does not count. A standalone config file is
-    not checked: the command line that uses it may pass the model.
+    not checked: the command line that uses it may pass the model; neither is a Dockerfile
+    `ENTRYPOINT`, to which `docker run` appends the arguments.
 
     ## Why is this bad?
     argparse exits with `the following arguments are required: --model-path/--model`;
@@ -43,6 +44,8 @@ def check(ctx: LaunchContext) -> Iterator[Violation]:
     cmd = launch.command
     if cmd.entry is Entry.CONFIG_FILE or not _args.argv_is_known(launch) or _args.fatal_parse(launch):
         return
+    if _open_entrypoint(ctx):
+        return  # `docker run IMAGE --model-path ...` appends the rest
     where = Location(cmd.path, cmd.program.span)
     if cmd.entry is Entry.SERVE:
         if launch.model_path is not None or any(
@@ -67,3 +70,13 @@ def check(ctx: LaunchContext) -> Iterator[Violation]:
     if launch.config_token is not None and launch.config is None:
         return  # the config file could not be read: it may hold the model path
     yield Violation(where, "the following arguments are required: --model-path/--model")
+
+
+def _open_entrypoint(ctx: LaunchContext) -> bool:
+    """A Dockerfile ENTRYPOINT: whoever runs the image passes the remaining arguments."""
+    cmd = ctx.launch.command
+    if cmd.surface is not Surface.DOCKERFILE:
+        return False
+    text = ctx.source.text
+    start = text.rfind("\n", 0, cmd.span.start) + 1
+    return text[start : cmd.span.start + 1].lstrip().upper().startswith("ENTRYPOINT")

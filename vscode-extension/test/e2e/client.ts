@@ -142,7 +142,18 @@ export class TestClient {
   }
 
   async initialize(params: Omit<P.InitializeParams, 'processId'>): Promise<P.InitializeResult> {
-    const result = await this.conn.sendRequest(P.InitializeRequest.type, { processId: process.pid, ...params } as P.InitializeParams);
+    // A server that dies at start-up (missing dependency, import error) never answers: say why.
+    const died = this.exited.then((code) => {
+      throw new Error(`the server exited (code ${code}) before answering initialize\n--- server stderr ---\n${this.stderr.slice(-4000)}`);
+    });
+    const timeout = new Promise<never>((_, reject) =>
+      setTimeout(() => reject(new Error(`no answer to initialize in 30 s\n--- server stderr ---\n${this.stderr.slice(-4000)}`)), 30_000).unref(),
+    );
+    const result = await Promise.race([
+      this.conn.sendRequest(P.InitializeRequest.type, { processId: process.pid, ...params } as P.InitializeParams),
+      died,
+      timeout,
+    ]);
     await this.conn.sendNotification(P.InitializedNotification.type, {});
     return result;
   }

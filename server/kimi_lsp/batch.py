@@ -1,0 +1,264 @@
+"""Lint many files: in this process for small inputs, on every core for large trees.
+
+``lint_files`` is what ``kimi-lsp --check`` runs after collecting its files. Its result is the
+same whether it runs serially or in worker processes: diagnostics deduplicated and sorted the
+way ``cli/check.py`` does it, plus the engine's internal errors.
+
+Parallel runs fork workers (``concurrent.futures.ProcessPoolExecutor``, fork context). Each
+worker keeps one ``Engine`` for its whole life, so a pin file is read and parsed at most once
+per worker, and files are dealt out in chunks of one project directory (the nearest directory
+holding pin files), so a project's launch files mostly land on one worker.
+
+``--config`` cross-references: a YAML file passed with ``--config`` by a launch in this run is
+checked through that launch, not on its own (``cli/check._index_config_references``). Building
+that index means parsing every launch file, which is a third of a run; done in the parent before
+dispatch, it would stay serial. Instead each worker indexes the files it is given before linting
+them, reports which files hold a standalone config and whether it treated them as referenced,
+and the parent re-lints, with the union of all workers' indexes, the few config files whose
+verdict differs (a config referenced only from another chunk). The outcome equals a serial run
+that indexes every file first (tests/reliability/test_batch.py checks this on the corpora).
+"""
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the engine is imported where it is used: `--check` on one file stays lean
+    from kimi_lsp.diagnostics import Diagnostic
+    from kimi_lsp.engine import Engine
+
+# Below this many files a pool costs more (fork + pickling + one pin read per worker) than it saves.
+PARALLEL_MIN_FILES = 200
+# Chunks per worker: enough to balance uneven projects, few enough to keep pin reads local.
+_CHUNKS_PER_WORKER = 4
+
+
+def lint_files(
+    files: list[Path], root: Path, overrides: dict, jobs: int | None = None
+) -> tuple[list[Diagnostic], list[str]]:
+    """Diagnostics of ``files`` (deduplicated, sorted) and internal engine errors.
+
+    ``root`` is the working directory (``Workspace`` root), ``overrides`` the command-line
+    settings (select, ignore, sglang_version, target_gpu). ``jobs``: worker processes; None
+    means one per available core, 1 means this process only.
+    """
+    files = list(files)
+    workers = _workers(jobs, len(files))
+    if workers > 1:
+        try:
+            return _lint_parallel(files, root, overrides, workers)
+        except _PoolUnavailable:
+            pass  # no fork (or a worker died): the serial path gives the same answer
+    return lint_serial(files, root, overrides)
+
+
+def lint_serial(files: Sequence[Path], root: Path, overrides: dict) -> tuple[list[Diagnostic], list[str]]:
+    from kimi_lsp.engine import Engine
+    from kimi_lsp.workspace import Workspace
+
+    engine = Engine(Workspace(Path(root)), overrides=overrides)
+    _index(engine, files)
+    return lint_with(engine, files), list(engine.errors)
+
+
+def lint_with(engine: Engine, files: Iterable[Path]) -> list[Diagnostic]:
+    """``cli/check.py``'s ``lint_all``: lint in order, keep the first of equal diagnostics, sort."""
+    return _merge(engine.lint_file(f).diagnostics for f in files)
+
+
+# -- parallel ------------------------------------------------------------------------------------
+
+
+class _PoolUnavailable(Exception):
+    pass
+
+
+def _workers(jobs: int | None, n_files: int) -> int:
+    if jobs is not None and jobs <= 1:
+        return 1
+    if n_files <= PARALLEL_MIN_FILES:
+        return 1
+    if jobs is None:
+        try:
+            jobs = len(os.sched_getaffinity(0))
+        except (AttributeError, OSError):
+            jobs = os.cpu_count() or 1
+    return max(1, min(jobs, n_files // 50 or 1))
+
+
+def _lint_parallel(
+    files: list[Path], root: Path, overrides: dict, workers: int
+) -> tuple[list[Diagnostic], list[str]]:
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
+    try:
+        ctx = multiprocessing.get_context("fork")
+    except ValueError as exc:  # Windows: no fork; spawning would re-import everything per worker
+        raise _PoolUnavailable from exc
+    chunks = _chunks(files, workers * _CHUNKS_PER_WORKER)
+    results: dict[int, _FileOut] = {}
+    errors: list[str] = []
+    referenced: set[Path] = set()
+    try:
+        with ProcessPoolExecutor(workers, mp_context=ctx, initializer=_init_worker, initargs=(str(root), overrides)) as pool:
+            # biggest chunks first, so no worker is left with a large one at the end
+            order = sorted(range(len(chunks)), key=lambda i: -len(chunks[i]))
+            futures = [pool.submit(_lint_chunk, [(j, str(files[j])) for j in chunks[i]]) for i in order]
+            for fut in futures:
+                out, refs, errs = fut.result()
+                for j, fo in out:
+                    results[j] = fo
+                referenced.update(Path(p) for p in refs)
+                errors.extend(errs)
+    except (BrokenProcessPool, OSError) as exc:
+        raise _PoolUnavailable from exc
+    # A config file a worker linted on its own although a launch in another chunk passes it
+    # with --config (or the other way round): lint it again, knowing every reference.
+    redo = [
+        j for j, fo in results.items()
+        if fo.has_config and fo.treated_referenced != (Path(files[j]).resolve() in referenced)
+    ]
+    if redo:
+        from kimi_lsp.engine import Engine
+        from kimi_lsp.workspace import Workspace
+
+        engine = Engine(Workspace(Path(root)), overrides=overrides)
+        engine.referenced_configs.update(referenced)
+        for j in sorted(redo):
+            results[j] = _FileOut(tuple(engine.lint_file(files[j]).diagnostics), True, True)
+        errors.extend(engine.errors)
+    return _merge(results[j].diagnostics for j in range(len(files))), errors
+
+
+class _FileOut:
+    __slots__ = ("diagnostics", "has_config", "treated_referenced")
+
+    def __init__(self, diagnostics: tuple, has_config: bool, treated_referenced: bool) -> None:
+        self.diagnostics = diagnostics
+        self.has_config = has_config
+        self.treated_referenced = treated_referenced
+
+    def __reduce__(self):
+        return (_FileOut, (self.diagnostics, self.has_config, self.treated_referenced))
+
+
+_ENGINE: Engine | None = None
+
+
+def _init_worker(root: str, overrides: dict) -> None:
+    global _ENGINE
+    from kimi_lsp.engine import Engine
+    from kimi_lsp.workspace import Workspace
+
+    _ENGINE = Engine(Workspace(Path(root)), overrides=overrides)
+
+
+def _lint_chunk(items: list[tuple[int, str]]) -> tuple[list[tuple[int, _FileOut]], list[str], list[str]]:
+    from kimi_lsp.surfaces.model import Entry
+
+    engine = _ENGINE
+    assert engine is not None, "worker not initialised"
+    paths = [Path(p) for _, p in items]
+    _index(engine, paths)
+    first_error = len(engine.errors)
+    out: list[tuple[int, _FileOut]] = []
+    for (j, _), path in zip(items, paths):
+        treated = path.resolve() in engine.referenced_configs
+        result = engine.lint_file(path)
+        _, surface = engine.read_launches(path.resolve())
+        has_config = surface is not None and any(c.entry is Entry.CONFIG_FILE for c in surface.launches)
+        out.append((j, _FileOut(tuple(result.diagnostics), has_config, treated)))
+    refs = [str(p) for p in engine.referenced_configs]
+    return out, refs, engine.errors[first_error:]
+
+
+# -- helpers -------------------------------------------------------------------------------------
+
+
+def _index(engine: Engine, files: Sequence[Path]) -> None:
+    from kimi_lsp.cli.check import _index_config_references
+
+    _index_config_references(engine, list(files))
+
+
+def _merge(per_file: Iterable[Iterable[Diagnostic]]) -> list[Diagnostic]:
+    from kimi_lsp.diagnostics import Diagnostic
+
+    diags: list[Diagnostic] = []
+    seen: set[tuple] = set()
+    for ds in per_file:
+        for d in ds:
+            key = (d.path, d.location.span, d.code, d.message)
+            if key not in seen:
+                seen.add(key)
+                diags.append(d)
+    diags.sort(key=Diagnostic.sort_key)
+    return diags
+
+
+def project_key(path: Path, cache: dict[Path, Path]) -> Path:
+    """The nearest directory at or above ``path``'s holding a pin file (else its own directory)."""
+    from kimi_lsp.pins.discovery import pin_format
+
+    start = path.parent
+    trail: list[Path] = []
+    d = start
+    found: Path | None = None
+    while True:
+        hit = cache.get(d)
+        if hit is not None:
+            found = hit
+            break
+        trail.append(d)
+        if _has_pin_file(d, pin_format):
+            found = d
+            break
+        if d.parent == d or (d / ".git").exists():
+            break
+        d = d.parent
+    key = found if found is not None else start
+    for t in trail:
+        cache[t] = key if found is not None else t
+    return key
+
+
+def _has_pin_file(d: Path, pin_format) -> bool:
+    try:
+        with os.scandir(d) as it:
+            for e in it:
+                if pin_format(d / e.name) is not None:
+                    return True
+    except OSError:
+        return False
+    return (d / "requirements").is_dir()
+
+
+def _chunks(files: Sequence[Path], target: int) -> list[list[int]]:
+    """Indices of ``files`` grouped by project directory, groups split to about len/target files."""
+    cache: dict[Path, Path] = {}
+    groups: dict[Path, list[int]] = {}
+    for j, f in enumerate(files):
+        groups.setdefault(project_key(Path(f), cache), []).append(j)
+    size = max(8, -(-len(files) // max(1, target)))
+    chunks: list[list[int]] = []
+    current: list[int] = []
+    for idx in groups.values():
+        # a big project is split (its pins are then read once by each worker that gets a part);
+        # small projects are packed together up to the chunk size
+        while len(idx) > size:
+            chunks.append(idx[:size])
+            idx = idx[size:]
+        if len(current) + len(idx) > size and current:
+            chunks.append(current)
+            current = []
+        current.extend(idx)
+    if current:
+        chunks.append(current)
+    return chunks
+
+
+__all__ = ["PARALLEL_MIN_FILES", "lint_files", "lint_serial", "lint_with"]
