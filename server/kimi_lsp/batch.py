@@ -100,6 +100,7 @@ def _lint_parallel(
     except ValueError as exc:  # Windows: no fork; spawning would re-import everything per worker
         raise _PoolUnavailable from exc
     chunks = _chunks(files, workers * _CHUNKS_PER_WORKER)
+    _warm(overrides)
     results: dict[int, _FileOut] = {}
     errors: list[str] = []
     referenced: set[Path] = set()
@@ -147,6 +148,30 @@ class _FileOut:
 
 
 _ENGINE: Engine | None = None
+
+
+def _warm(overrides: dict) -> None:
+    """Import what linting imports lazily, once, before forking: workers inherit it."""
+    import importlib
+
+    for name in (
+        "kimi_lsp.engine", "kimi_lsp.pins.discovery", "kimi_lsp.pins.locks", "kimi_lsp.pins.requirements",
+        "kimi_lsp.pins.pyproject", "kimi_lsp.pins.pipfile", "kimi_lsp.pins.conda_env", "kimi_lsp.pins.install_cmds",
+        "kimi_lsp.surfaces", "kimi_lsp.cli.check",
+    ):
+        try:
+            importlib.import_module(name)
+        except Exception:  # a module that fails to import fails the same way in the worker
+            pass
+    try:
+        from kimi_lsp.knowledge.schema import load_schema
+
+        load_schema(None)
+        wanted = overrides.get("sglang_version") if isinstance(overrides, dict) else None
+        if isinstance(wanted, str):
+            load_schema(wanted)
+    except Exception:
+        pass
 
 
 def _init_worker(root: str, overrides: dict) -> None:

@@ -12,7 +12,11 @@ local ok, err = pcall(function()
     name = 'kimi-lsp',
     cmd = { PYTHON, '-m', 'kimi_lsp', 'serve' },
     root_dir = ROOT,
-    settings = { ['kimi-lsp'] = { select = { 'KL' } } },
+    settings = { ['kimi-lsp'] = { severity = { KL101 = 'warning' } } },
+    -- what lspconfig does: Neovim 0.7 sends settings only when told to
+    on_init = function(client)
+      client.notify('workspace/didChangeConfiguration', { settings = client.config.settings })
+    end,
   })
   assert(id, 'the client did not start')
   -- attach every file of the project, as lspconfig does by filetype (pin files included)
@@ -24,9 +28,13 @@ local ok, err = pcall(function()
   local buf = vim.api.nvim_get_current_buf()
   vim.lsp.buf_attach_client(buf, id)
 
-  assert(vim.wait(20000, function() return #vim.diagnostic.get(buf) > 0 end, 50), 'no diagnostics')
+  local function warned()
+    local ds = vim.diagnostic.get(buf)
+    return #ds > 0 and ds[1].severity == vim.diagnostic.severity.WARN
+  end
+  assert(vim.wait(20000, warned, 50), 'no diagnostics with the configured severity')
   for _, d in ipairs(vim.diagnostic.get(buf)) do
-    say('diagnostic %d:%d %s %s', d.lnum, d.col, d.source or '?', d.code or d.user_data.lsp.code)
+    say('diagnostic %d:%d %s %s severity %d', d.lnum, d.col, d.source or '?', d.code or d.user_data.lsp.code, d.severity)
   end
 
   local client = vim.lsp.get_client_by_id(id)

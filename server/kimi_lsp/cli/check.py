@@ -1,19 +1,27 @@
-"""``kimi-lsp --check``: collect files, lint, optionally fix, report, exit 0/1/2."""
+"""``kimi-lsp --check``: collect files, lint, optionally fix, report, exit 0/1/2.
+
+``--fix`` applies every safe fix (``--unsafe-fixes`` adds the unsafe ones) in memory, re-lints
+until nothing changes, then writes each changed file atomically and reports on what is now on
+disk. ``--diff`` prints the same changes as a unified diff and writes nothing. A fix never
+writes a lockfile, nor through a link that leads out of the repository; such a fix is reported
+as not applied, with the reason.
+"""
 from __future__ import annotations
 
 import argparse
 import difflib
 import os
 import sys
-from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
+from typing import TextIO
 
 from kimi_lsp.cli import output
 from kimi_lsp.diagnostics import Diagnostic, Severity
 from kimi_lsp.engine import Engine, looks_like_launch_candidate
 from kimi_lsp.workspace import Workspace, find_repo_root
 
-LOCK_FORMATS = {"uv.lock", "poetry.lock", "pdm.lock", "Pipfile.lock", "pylock", "conda-lock"}
+EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
 
 def _codes(text: str | None) -> tuple[str, ...] | None:
@@ -58,117 +66,175 @@ def looks_like_launch_candidate_strict(path: Path) -> bool:
     return looks_like_launch_candidate(path) and discovery.pin_format(path) is None
 
 
-def run_check(ns: argparse.Namespace) -> int:
-    cwd = Path.cwd().resolve()
-    ws = Workspace(cwd)
-    overrides: dict[str, object] = {}
-    sel, ign = _codes(ns.select), _codes(ns.ignore)
-    if sel is not None:
-        overrides["select"] = sel
-    if ign is not None:
-        overrides["ignore"] = ign
-    if ns.sglang_version:
-        overrides["sglang_version"] = ns.sglang_version
-    if ns.target_gpu:
-        overrides["target_gpu"] = ns.target_gpu
-    engine = Engine(ws, overrides=overrides)
-    files, errors = collect_files(ns.paths, ws)
-    for e in errors:
-        print(f"kimi-lsp: error: {e}", file=sys.stderr)
-    if errors and not files:
-        return 2
-    fmt = ns.format or ("github" if os.environ.get("GITHUB_ACTIONS") == "true" else "text")
+class _Run:
+    """One ``--check`` run: the files, the settings overrides, and a fresh engine per lint."""
 
-    _index_config_references(engine, files)
+    def __init__(self, ns: argparse.Namespace, cwd: Path) -> None:
+        self.cwd = cwd
+        self.overrides: dict[str, object] = {}
+        sel, ign = _codes(ns.select), _codes(ns.ignore)
+        if sel is not None:
+            self.overrides["select"] = sel
+        if ign is not None:
+            self.overrides["ignore"] = ign
+        if ns.sglang_version:
+            self.overrides["sglang_version"] = ns.sglang_version
+        if ns.target_gpu:
+            self.overrides["target_gpu"] = ns.target_gpu
+        self.ws = Workspace(cwd)
+        self.files, self.errors = collect_files(ns.paths, self.ws)
+        self.engine_errors: list[str] = []
 
-    def lint_all() -> list[Diagnostic]:
+    def lint(self, ws: Workspace | None = None) -> list[Diagnostic]:
+        # A fresh engine each time: the engine caches parsed --config files by path, which a fix
+        # pass (editing them through workspace overlays) would otherwise leave stale.
+        engine = Engine(ws or self.ws, overrides=self.overrides)
+        _index_config_references(engine, self.files)
         diags: list[Diagnostic] = []
         seen: set[tuple] = set()
-        for f in files:
+        for f in self.files:
             for d in engine.lint_file(f).diagnostics:
                 key = (d.path, d.location.span, d.code, d.message)
                 if key not in seen:
                     seen.add(key)
                     diags.append(d)
         diags.sort(key=Diagnostic.sort_key)
+        self.engine_errors = list(engine.errors)
         return diags
 
-    pos = output.Positions(ws)
+
+def run_check(ns: argparse.Namespace) -> int:
+    cwd = Path.cwd().resolve()
+    run = _Run(ns, cwd)
+    for e in run.errors:
+        print(f"kimi-lsp: error: {e}", file=sys.stderr)
+    if run.errors and not run.files:
+        return EXIT_ERROR
+    fmt = ns.format or ("github" if os.environ.get("GITHUB_ACTIONS") == "true" else "text")
+
+    failed_writes = False
+    would_change = False
     if ns.fix or ns.diff:
-        from kimi_lsp import fixes
-
-        outcome = fixes.fix_until_stable(lint_all, ws, unsafe=ns.unsafe_fixes)
-        diags = outcome.remaining
-        repo = find_repo_root(cwd, cwd)
-        written = []
-        for path, (before, after) in sorted(outcome.changed.items()):
-            if ns.diff:
-                rel = output.display_path(path, cwd)
-                sys.stdout.writelines(
-                    difflib.unified_diff(before.splitlines(True), after.splitlines(True), f"a/{rel}", f"b/{rel}")
-                )
-                continue
-            from kimi_lsp.pins import discovery
-
-            if discovery.pin_format(path) in LOCK_FORMATS:
-                print(f"kimi-lsp: refusing to edit lockfile {output.display_path(path, cwd)}", file=sys.stderr)
-                continue
-            if not fixes.inside(path, repo) or (path.is_symlink() and not fixes.inside(Path(os.path.realpath(path)), repo)):
-                print(f"kimi-lsp: refusing to write outside the repository: {path}", file=sys.stderr)
-                continue
-            src = outcome.sources.get(path)
-            if src is None:
-                continue
-            fixes.write_atomic(src, after)
-            written.append(path)
-        if not ns.diff:
-            # report positions against what is on disk now
-            ws = Workspace(cwd)
-            engine = Engine(ws, overrides=overrides)
-            _index_config_references(engine, files)
-            diags = lint_all()
-            pos = output.Positions(ws)
-        n = len(outcome.applied)
-        if fmt == "text" and not ns.quiet:
-            verb = "Would fix" if ns.diff else "Fixed"
-            stream = sys.stderr if ns.diff else sys.stdout
-            if n:
-                print(f"{verb} {n} problem{'s' if n != 1 else ''} in {len(outcome.changed)} file{'s' if len(outcome.changed) != 1 else ''}: "
-                      + ", ".join(output.display_path(p, cwd) for p in sorted(outcome.changed)), file=stream)
-            for cmd in outcome.followups:
-                print(f"Now run: {cmd}", file=stream)
-            if not outcome.converged:
-                print("kimi-lsp: fixes did not converge; some were left unapplied", file=sys.stderr)
+        diags, pos, failed_writes, would_change = _fix(ns, run, fmt)
     else:
-        diags = lint_all()
+        diags = run.lint()
+        pos = output.Positions(run.ws)
 
-    if fmt == "json":
-        sys.stdout.write(output.render_json(diags, pos, cwd, files=len(files)))
+    if ns.diff:
+        pass  # stdout carries the diff alone
+    elif fmt == "json":
+        sys.stdout.write(output.render_json(diags, pos, cwd, files=len(run.files)))
     elif fmt == "github":
-        sys.stdout.write(output.render_github(diags, pos, cwd, files=len(files)))
+        sys.stdout.write(output.render_github(diags, pos, cwd, files=len(run.files)))
     elif fmt == "sarif":
         from kimi_lsp.cli.sarif import render_sarif
 
-        sys.stdout.write(render_sarif(diags, pos, cwd))
-    elif not ns.diff:
-        sys.stdout.write(output.render_text(diags, pos, cwd, files=len(files), quiet=ns.quiet))
+        sys.stdout.write(render_sarif(diags, pos, cwd, engine_errors=run.engine_errors))
+    else:
+        sys.stdout.write(output.render_text(diags, pos, cwd, files=len(run.files), quiet=ns.quiet))
     if ns.statistics:
-        c = Counter(d.code for d in diags)
-        stream = sys.stdout if fmt == "text" else sys.stderr
-        for code, n in sorted(c.items(), key=lambda kv: (-kv[1], kv[0])):
-            from kimi_lsp.rules import get
-
-            r = get(code)
-            print(f"{n:5d}  {code}  {r.name if r else ''}", file=stream)
-    for e in engine.errors:
+        stream = sys.stdout if fmt == "text" and not ns.diff else sys.stderr
+        stream.write(output.render_statistics(diags))
+    for e in run.engine_errors:
         print(f"kimi-lsp: {e}", file=sys.stderr)
-    if engine.errors:
-        return 2
-    if errors:
-        return 2
+    if run.engine_errors or run.errors or failed_writes:
+        return EXIT_ERROR
     if ns.exit_zero:
-        return 0
-    return 1 if any(d.severity is Severity.ERROR for d in diags) else 0
+        return EXIT_OK
+    if would_change:
+        return EXIT_FINDINGS  # --diff: the files are not as --fix would leave them
+    return EXIT_FINDINGS if any(d.severity is Severity.ERROR for d in diags) else EXIT_OK
+
+
+def _fix(ns: argparse.Namespace, run: _Run, fmt: str) -> tuple[list[Diagnostic], output.Positions, bool, bool]:
+    """Apply (or, with --diff, show) the fixes. Returns the diagnostics to report, positions for
+    them, whether a write failed, and whether --diff has changes to show."""
+    from kimi_lsp import fixes
+
+    cwd = run.cwd
+    outcome = fixes.fix_until_stable(
+        run.lint,
+        run.ws,
+        unsafe=ns.unsafe_fixes,
+        may_edit=lambda p: fixes.edit_refusal(p, run.ws, cwd),
+    )
+    # fmt text: the fix report precedes the diagnostics on stdout; otherwise stdout is the
+    # machine-readable document (or the diff) and the report goes to stderr
+    stream: TextIO = sys.stdout if fmt == "text" and not ns.diff else sys.stderr
+    say: Callable[[str], None] = (lambda s: None) if ns.quiet else (lambda s: print(s, file=stream))
+    mem_pos = output.Positions(run.ws)
+    not_fixed: list[str] = []
+    for r in outcome.refused:
+        p = mem_pos.of(r.diagnostic.path, r.diagnostic.location.span)
+        where = f"{output.display_path(r.diagnostic.path, cwd)}:{p.line}:{p.column}"
+        not_fixed.append(f"Not fixed: {where}: {r.diagnostic.code} ({r.fix.title}): {r.reason}")
+
+    written: list[Path] = []
+    failed = False
+    if ns.diff:
+        for path, (before, after) in sorted(outcome.changed.items()):
+            sys.stdout.write(unified_diff(before, after, output.display_path(path, cwd)))
+        written = sorted(outcome.changed)
+    else:
+        for path, (before, after) in sorted(outcome.changed.items()):
+            rel = output.display_path(path, cwd)
+            reason = fixes.edit_refusal(path, run.ws, cwd)  # again, right before writing
+            src = outcome.sources.get(path)
+            if reason is None and src is None:
+                reason = "it could not be read back"
+            if reason is not None:
+                not_fixed.append(f"Not fixed: {rel}: {reason}")
+                continue
+            try:
+                fixes.write_atomic(src, after, expected=before)
+            except OSError as exc:
+                failed = True
+                print(f"kimi-lsp: error: not fixed: {rel}: {exc.strerror or exc}", file=sys.stderr)
+                continue
+            written.append(path)
+
+    verb = "Would fix" if ns.diff else "Fixed"
+    done = set(written)
+    fixed_diags: dict[tuple, None] = {}
+    per_file: dict[Path, dict[str, set[str]]] = {}
+    for d, f in outcome.applied:
+        touched = {e.path for e in f.edits} & done
+        if not touched or not {e.path for e in f.edits} <= done:
+            continue
+        fixed_diags[(d.code, str(d.path), d.location.span)] = None
+        for p in touched:
+            per_file.setdefault(p, {}).setdefault(f.title, set()).add(d.code)
+    for p in sorted(per_file):
+        for title, codes in per_file[p].items():
+            say(f"{verb} {output.display_path(p, cwd)}: {title} ({', '.join(sorted(codes))})")
+    if fixed_diags:
+        n, m = len(fixed_diags), len(per_file)
+        say(f"{verb} {n} problem{'s' if n != 1 else ''} in {m} file{'s' if m != 1 else ''}.")
+    followups = [f.followup for d, f in outcome.applied if f.followup and {e.path for e in f.edits} <= done]
+    for cmd in dict.fromkeys(followups):
+        say(f"{'Then run' if ns.diff else 'Now run'}: {cmd}")
+    for line in not_fixed:
+        say(line)
+    if not outcome.converged:
+        print(f"kimi-lsp: fixes did not converge after {fixes.MAX_PASSES} passes; some were left unapplied", file=sys.stderr)
+
+    if ns.diff:
+        # what --fix would leave behind, positions in the fixed (in-memory) text
+        return outcome.remaining, mem_pos, failed, bool(outcome.changed)
+    # report against what is on disk now
+    disk = Workspace(cwd)
+    diags = run.lint(disk)
+    return diags, output.Positions(disk), failed, False
+
+
+def unified_diff(before: str, after: str, rel: str) -> str:
+    """``git diff``-style text; a last line without a newline is marked as git marks it."""
+    out: list[str] = []
+    for line in difflib.unified_diff(before.splitlines(True), after.splitlines(True), f"a/{rel}", f"b/{rel}"):
+        out.append(line)
+        if not line.endswith("\n"):
+            out.append("\n\\ No newline at end of file\n")
+    return "".join(out)
 
 
 def _index_config_references(engine: Engine, files: list[Path]) -> None:
@@ -194,3 +260,6 @@ def _index_config_references(engine: Engine, files: list[Path]) -> None:
 def _mentions_launch(engine: Engine, f: Path) -> bool:
     text = engine.workspace.text(f) or ""
     return "sglang" in text
+
+
+__all__ = ["collect_files", "run_check", "unified_diff"]

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import os
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -141,14 +142,49 @@ def _gh_escape(s: str, prop: bool = False) -> str:
     return s
 
 
+def annotation_base(cwd: Path) -> Path:
+    """Directory annotation paths are relative to: the repository checkout GitHub reports
+    against (``GITHUB_WORKSPACE``) when the run is inside it, else the working directory."""
+    ws = os.environ.get("GITHUB_WORKSPACE")
+    if ws:
+        base = Path(ws).resolve()
+        if base == cwd or base in cwd.parents:
+            return base
+    return cwd
+
+
 def render_github(diags: Sequence[Diagnostic], pos: Positions, cwd: Path, *, files: int) -> str:
+    """GitHub Actions workflow commands (``::error file=…,line=…::message``), one per diagnostic;
+    the related locations and fix titles follow the message on lines of their own."""
     level = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
+    base = annotation_base(cwd)
     out = []
     for d in diags:
         p = pos.of(d.path, d.location.span)
         props = (
-            f"file={_gh_escape(display_path(d.path, cwd), True)},line={p.line},col={p.column},"
+            f"file={_gh_escape(display_path(d.path, base), True)},line={p.line},col={p.column},"
             f"endLine={p.end_line},endColumn={p.end_column},title={_gh_escape(f'kimi-lsp {d.code}', True)}"
         )
-        out.append(f"::{level[d.severity]} {props}::{_gh_escape(f'{d.code} {d.message}')}")
+        body = [f"{d.code} {d.message}"]
+        for r in d.related:
+            rp = pos.of(r.location.path, r.location.span)
+            body.append(f"  --> {display_path(r.location.path, base)}:{rp.line}:{rp.column}: {r.message}")
+        for f in d.fixes:
+            tag = {"safe": "fix", "unsafe": "unsafe fix", "display-only": "hint"}[f.applicability.value]
+            body.append(f"  {tag}: {f.title}")
+        out.append(f"::{level[d.severity]} {props}::{_gh_escape(chr(10).join(body))}")
     return "\n".join(out) + ("\n" if out else "")
+
+
+def render_statistics(diags: Sequence[Diagnostic]) -> str:
+    """Counts per rule, most frequent first (``[*]``: has a safe fix)."""
+    from kimi_lsp.rules import get
+
+    count = Counter(d.code for d in diags)
+    fixable_codes = {d.code for d in diags if fixable(d)}
+    lines = []
+    for code, n in sorted(count.items(), key=lambda kv: (-kv[1], kv[0])):
+        r = get(code)
+        mark = "[*] " if code in fixable_codes else "    "
+        lines.append(f"{n:5d}  {code}  {mark}{r.name if r else ''}".rstrip())
+    return "\n".join(lines) + ("\n" if lines else "")

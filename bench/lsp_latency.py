@@ -1,0 +1,233 @@
+"""Language-server latency: didChange -> publishDiagnostics on a 2,000-line launch YAML, hover and
+completion round trips, and the server's RSS after opening 200 launch files.
+
+    PYTHONPATH=server python bench/lsp_latency.py [--iterations 100] [--files 200]
+
+The workspace is generated in a temporary directory (a repository with an old flashinfer pin, so
+every launch carries KL101). The server runs as ``python -m kimi_lsp serve`` over stdio, driven by
+pygls's client. Edits are sent one at a time, each after the previous publish and a pause longer
+than the server's throttle window (a person typing), so the numbers are the lint path itself;
+the "burst" line measures the trailing edge when ten edits arrive 20 ms apart.
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from lsprotocol import types as T
+from pygls.lsp.client import LanguageClient
+from pygls.uris import from_fs_path
+
+REPO = Path(__file__).resolve().parents[1]
+BIG_LINES = 2000
+
+
+def big_yaml() -> str:
+    head = [
+        "# Kimi-K3 decode server (generated for the latency benchmark)",
+        "model-path: moonshotai/Kimi-K3",
+        "tp-size: 8",
+        "dcp-size: 8",
+        "decode-attention-backend: cutedsl_mla",
+        "mem-fraction-static: 0.85",
+        "max-running-requests: 256",
+        "context-length: 131072",
+        "trust-remote-code: true",
+        "cuda-graph-bs-decode:",
+    ]
+    items = []
+    while len(head) + len(items) < BIG_LINES:
+        n = len(items)
+        items.append(f"  # batch sizes {n}.." if n % 10 == 0 else f"  - {n + 1}")
+    return "\n".join(head + items) + "\n"
+
+
+def small_yaml(i: int) -> str:
+    return f"model-path: moonshotai/Kimi-K3\ndcp-size: {2 + i % 7}\ndecode-attention-backend: cutedsl_mla\nport: {30000 + i}\n"
+
+
+def make_workspace(root: Path, files: int) -> None:
+    (root / ".git").mkdir(parents=True)
+    (root / "requirements.txt").write_text("sglang==0.5.23\nflashinfer-python==0.6.16.post4\n")
+    (root / "big.yaml").write_text(big_yaml())
+    many = root / "many"
+    many.mkdir()
+    for i in range(files):
+        (many / f"serve_{i:03d}.yaml").write_text(small_yaml(i))
+
+
+def pct(values: list[float], p: float) -> float:
+    s = sorted(values)
+    k = max(0, min(len(s) - 1, round(p / 100 * (len(s) - 1))))
+    return s[k]
+
+
+def line(name: str, ms: list[float]) -> str:
+    return f"{name:<34} n={len(ms):<4} p50={pct(ms, 50):7.2f} ms  p95={pct(ms, 95):7.2f} ms  max={max(ms):7.2f} ms"
+
+
+class Bench:
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.client = LanguageClient("kimi-bench", "0")
+        self.published: dict[tuple[str, int | None], float] = {}
+        self.event = asyncio.Event()
+
+        @self.client.feature(T.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+        def _publish(_ls, params: T.PublishDiagnosticsParams) -> None:
+            self.published[(params.uri, params.version)] = time.perf_counter()
+            self.event.set()
+
+        @self.client.feature(T.WORKSPACE_CONFIGURATION)
+        def _configuration(_ls, params: T.ConfigurationParams) -> list:
+            return [{} for _ in params.items]
+
+        @self.client.feature(T.CLIENT_REGISTER_CAPABILITY)
+        def _register(_ls, _params) -> None:
+            return None
+
+        @self.client.feature(T.WINDOW_LOG_MESSAGE)
+        def _log(_ls, _params) -> None:
+            return None
+
+    async def start(self) -> None:
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (str(REPO / "server"), os.environ.get("PYTHONPATH")) if p))
+        await self.client.start_io(sys.executable, "-m", "kimi_lsp", "serve", env=env)
+        caps = T.ClientCapabilities(
+            workspace=T.WorkspaceClientCapabilities(configuration=True),
+            text_document=T.TextDocumentClientCapabilities(
+                publish_diagnostics=T.PublishDiagnosticsClientCapabilities(version_support=True),
+                hover=T.HoverClientCapabilities(content_format=[T.MarkupKind.Markdown]),
+            ),
+        )
+        await self.client.initialize_async(T.InitializeParams(capabilities=caps, root_uri=from_fs_path(str(self.root))))
+        self.client.initialized(T.InitializedParams())
+
+    async def wait_published(self, uri: str, version: int | None, timeout: float = 30) -> float:
+        deadline = time.perf_counter() + timeout
+        while (uri, version) not in self.published:
+            self.event.clear()
+            if (uri, version) in self.published:
+                break
+            left = deadline - time.perf_counter()
+            if left <= 0:
+                raise TimeoutError(f"no publish for {uri} v{version}")
+            try:
+                await asyncio.wait_for(self.event.wait(), left)
+            except asyncio.TimeoutError:
+                pass
+        return self.published[(uri, version)]
+
+    def open(self, path: Path, version: int = 1) -> str:
+        uri = from_fs_path(str(path))
+        item = T.TextDocumentItem(uri=uri, language_id="yaml", version=version, text=path.read_text())
+        self.client.text_document_did_open(T.DidOpenTextDocumentParams(text_document=item))
+        return uri
+
+    def change(self, uri: str, version: int, line: int, old: str, new: str) -> None:
+        rng = T.Range(start=T.Position(line=line, character=4), end=T.Position(line=line, character=4 + len(old)))
+        self.client.text_document_did_change(
+            T.DidChangeTextDocumentParams(
+                text_document=T.VersionedTextDocumentIdentifier(uri=uri, version=version),
+                content_changes=[T.TextDocumentContentChangePartial(range=rng, text=new)],
+            )
+        )
+
+    async def did_change(self, uri: str, iterations: int) -> tuple[list[float], list[float]]:
+        lat: list[float] = []
+        version = 1
+        target = 1000  # a list item in the middle of the file: "  - N"
+        for i in range(iterations):
+            await asyncio.sleep(0.15)  # a pause longer than the throttle window
+            version += 1
+            old, new = (str(target - 9), "7") if i % 2 == 0 else ("7", str(target - 9))
+            t0 = time.perf_counter()
+            self.change(uri, version, target, old, new)
+            lat.append((await self.wait_published(uri, version) - t0) * 1000)
+        burst: list[float] = []
+        for _ in range(10):
+            await asyncio.sleep(0.3)
+            for j in range(10):
+                version += 1
+                old, new = (str(target - 9), "7") if (version % 2) == 0 else ("7", str(target - 9))
+                self.change(uri, version, target, old, new)
+                t_last = time.perf_counter()
+                if j < 9:
+                    await asyncio.sleep(0.02)
+            burst.append((await self.wait_published(uri, version) - t_last) * 1000)
+        return lat, burst
+
+    async def requests(self, uri: str, iterations: int) -> tuple[list[float], list[float]]:
+        hov: list[float] = []
+        comp: list[float] = []
+        doc = T.TextDocumentIdentifier(uri=uri)
+        for _ in range(iterations):
+            t0 = time.perf_counter()
+            h = await self.client.text_document_hover_async(T.HoverParams(text_document=doc, position=T.Position(line=4, character=3)))
+            hov.append((time.perf_counter() - t0) * 1000)
+            assert h is not None
+            t0 = time.perf_counter()
+            c = await self.client.text_document_completion_async(T.CompletionParams(text_document=doc, position=T.Position(line=2, character=3)))
+            comp.append((time.perf_counter() - t0) * 1000)
+            assert c is not None and c.items
+        return hov, comp
+
+    async def open_many(self, files: int) -> float:
+        uris = [self.open(p) for p in sorted((self.root / "many").glob("*.yaml"))[:files]]
+        for u in uris:
+            await self.wait_published(u, 1, timeout=120)
+        return rss_mib(self.client._server.pid)
+
+    async def stop(self) -> None:
+        await self.client.shutdown_async(None)
+        self.client.exit(None)
+        await self.client.stop()
+
+
+def rss_mib(pid: int) -> float:
+    for row in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if row.startswith("VmRSS:"):
+            return int(row.split()[1]) / 1024
+    return float("nan")
+
+
+async def main_async(iterations: int, files: int) -> int:
+    with tempfile.TemporaryDirectory(prefix="kimi-lsp-bench-") as tmp:
+        root = Path(tmp).resolve()
+        make_workspace(root, files)
+        bench = Bench(root)
+        t0 = time.perf_counter()
+        await bench.start()
+        uri = bench.open(root / "big.yaml")
+        first = (await bench.wait_published(uri, 1) - t0) * 1000
+        rss_start = rss_mib(bench.client._server.pid)
+        lat, burst = await bench.did_change(uri, iterations)
+        hov, comp = await bench.requests(uri, iterations)
+        rss = await bench.open_many(files)
+        await bench.stop()
+    print(f"kimi-lsp LSP latency ({BIG_LINES}-line launch YAML; {os.cpu_count()} CPUs; Python {sys.version.split()[0]})")
+    print(f"{'start + first publish':<34} {first:9.1f} ms   RSS {rss_start:.1f} MiB")
+    print(line("didChange -> publishDiagnostics", lat))
+    print(line("burst (10 edits/200 ms) -> publish", burst))
+    print(line("hover", hov))
+    print(line("completion (YAML keys)", comp))
+    print(f"{'RSS after opening ' + str(files) + ' files':<34} {rss:9.1f} MiB")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--iterations", type=int, default=100)
+    p.add_argument("--files", type=int, default=200)
+    ns = p.parse_args(argv)
+    return asyncio.run(main_async(ns.iterations, ns.files))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
