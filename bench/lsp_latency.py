@@ -80,20 +80,20 @@ class Bench:
         self.event = asyncio.Event()
 
         @self.client.feature(T.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
-        def _publish(_ls, params: T.PublishDiagnosticsParams) -> None:
+        def _publish(ls, params: T.PublishDiagnosticsParams) -> None:
             self.published[(params.uri, params.version)] = time.perf_counter()
             self.event.set()
 
         @self.client.feature(T.WORKSPACE_CONFIGURATION)
-        def _configuration(_ls, params: T.ConfigurationParams) -> list:
+        def _configuration(ls, params: T.ConfigurationParams) -> list:
             return [{} for _ in params.items]
 
         @self.client.feature(T.CLIENT_REGISTER_CAPABILITY)
-        def _register(_ls, _params) -> None:
+        def _register(ls, params) -> None:
             return None
 
         @self.client.feature(T.WINDOW_LOG_MESSAGE)
-        def _log(_ls, _params) -> None:
+        def _log(ls, params) -> None:
             return None
 
     async def start(self) -> None:
@@ -104,6 +104,12 @@ class Bench:
             text_document=T.TextDocumentClientCapabilities(
                 publish_diagnostics=T.PublishDiagnosticsClientCapabilities(version_support=True),
                 hover=T.HoverClientCapabilities(content_format=[T.MarkupKind.Markdown]),
+                completion=T.CompletionClientCapabilities(
+                    completion_item=T.ClientCompletionItemOptions(
+                        resolve_support=T.ClientCompletionItemResolveOptions(properties=["documentation"]),
+                        tag_support=T.CompletionItemTagOptions(value_set=[T.CompletionItemTag.Deprecated]),
+                    )
+                ),
             ),
         )
         await self.client.initialize_async(T.InitializeParams(capabilities=caps, root_uri=from_fs_path(str(self.root))))
@@ -190,6 +196,27 @@ class Bench:
         await self.client.stop()
 
 
+def engine_only(root: Path, iterations: int) -> list[float]:
+    """The same edits linted in-process, without the server: what the engine itself costs."""
+    sys.path.insert(0, str(REPO / "server"))
+    from kimi_lsp.engine import Engine
+    from kimi_lsp.workspace import Workspace
+
+    path = root / "big.yaml"
+    text = path.read_text()
+    ws = Workspace(root)
+    engine = Engine(ws)
+    engine.lint_file(path)
+    out = []
+    for i in range(iterations):
+        ws.set_overlay(path, text.replace("  - 991\n", f"  - {i + 2}\n"))
+        engine.invalidate(path)
+        t0 = time.perf_counter()
+        engine.lint_file(path)
+        out.append((time.perf_counter() - t0) * 1000)
+    return out
+
+
 def rss_mib(pid: int) -> float:
     for row in Path(f"/proc/{pid}/status").read_text().splitlines():
         if row.startswith("VmRSS:"):
@@ -211,9 +238,11 @@ async def main_async(iterations: int, files: int) -> int:
         hov, comp = await bench.requests(uri, iterations)
         rss = await bench.open_many(files)
         await bench.stop()
+        engine = engine_only(root, iterations)
     print(f"kimi-lsp LSP latency ({BIG_LINES}-line launch YAML; {os.cpu_count()} CPUs; Python {sys.version.split()[0]})")
     print(f"{'start + first publish':<34} {first:9.1f} ms   RSS {rss_start:.1f} MiB")
     print(line("didChange -> publishDiagnostics", lat))
+    print(line("  of which engine.lint_file alone", engine))
     print(line("burst (10 edits/200 ms) -> publish", burst))
     print(line("hover", hov))
     print(line("completion (YAML keys)", comp))
