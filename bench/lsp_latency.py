@@ -9,12 +9,12 @@ pygls's client. Edits are sent one at a time, each after the previous publish an
 than the server's throttle window (a person typing), so the numbers are the lint path itself;
 the "burst" line measures the trailing edge when ten edits arrive 20 ms apart.
 """
+
 from __future__ import annotations
 
 import argparse
 import asyncio
 import os
-import statistics
 import sys
 import tempfile
 import time
@@ -48,8 +48,15 @@ def big_yaml() -> str:
     return "\n".join(head + items) + "\n"
 
 
+ITEM_LINE = 1001  # "  - 992": the item the edits retype
+ITEM_VALUE = "992"
+
+
 def small_yaml(i: int) -> str:
-    return f"model-path: moonshotai/Kimi-K3\ndcp-size: {2 + i % 7}\ndecode-attention-backend: cutedsl_mla\nport: {30000 + i}\n"
+    return (
+        f"model-path: moonshotai/Kimi-K3\ndcp-size: {2 + i % 7}\n"
+        f"decode-attention-backend: cutedsl_mla\nport: {30000 + i}\n"
+    )
 
 
 def make_workspace(root: Path, files: int) -> None:
@@ -97,7 +104,9 @@ class Bench:
             return None
 
     async def start(self) -> None:
-        env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (str(REPO / "server"), os.environ.get("PYTHONPATH")) if p))
+        env = dict(
+            os.environ, PYTHONPATH=os.pathsep.join(p for p in (str(REPO / "server"), os.environ.get("PYTHONPATH")) if p)
+        )
         await self.client.start_io(sys.executable, "-m", "kimi_lsp", "serve", env=env)
         caps = T.ClientCapabilities(
             workspace=T.WorkspaceClientCapabilities(configuration=True),
@@ -108,7 +117,8 @@ class Bench:
                     completion_item=T.ClientCompletionItemOptions(
                         resolve_support=T.ClientCompletionItemResolveOptions(properties=["documentation"]),
                         tag_support=T.CompletionItemTagOptions(value_set=[T.CompletionItemTag.Deprecated]),
-                    )
+                    ),
+                    completion_list=T.CompletionListCapabilities(item_defaults=["editRange"]),
                 ),
             ),
         )
@@ -148,11 +158,11 @@ class Bench:
     async def did_change(self, uri: str, iterations: int) -> tuple[list[float], list[float]]:
         lat: list[float] = []
         version = 1
-        target = 1000  # a list item in the middle of the file: "  - N"
+        target, value = ITEM_LINE, ITEM_VALUE  # a list item in the middle of the file: "  - N"
         for i in range(iterations):
             await asyncio.sleep(0.15)  # a pause longer than the throttle window
             version += 1
-            old, new = (str(target - 9), "7") if i % 2 == 0 else ("7", str(target - 9))
+            old, new = (value, "7") if i % 2 == 0 else ("7", value)
             t0 = time.perf_counter()
             self.change(uri, version, target, old, new)
             lat.append((await self.wait_published(uri, version) - t0) * 1000)
@@ -161,7 +171,7 @@ class Bench:
             await asyncio.sleep(0.3)
             for j in range(10):
                 version += 1
-                old, new = (str(target - 9), "7") if (version % 2) == 0 else ("7", str(target - 9))
+                old, new = (value, "7") if (version % 2) == 0 else ("7", value)
                 self.change(uri, version, target, old, new)
                 t_last = time.perf_counter()
                 if j < 9:
@@ -175,11 +185,15 @@ class Bench:
         doc = T.TextDocumentIdentifier(uri=uri)
         for _ in range(iterations):
             t0 = time.perf_counter()
-            h = await self.client.text_document_hover_async(T.HoverParams(text_document=doc, position=T.Position(line=4, character=3)))
+            h = await self.client.text_document_hover_async(
+                T.HoverParams(text_document=doc, position=T.Position(line=4, character=3))
+            )
             hov.append((time.perf_counter() - t0) * 1000)
             assert h is not None
             t0 = time.perf_counter()
-            c = await self.client.text_document_completion_async(T.CompletionParams(text_document=doc, position=T.Position(line=2, character=3)))
+            c = await self.client.text_document_completion_async(
+                T.CompletionParams(text_document=doc, position=T.Position(line=2, character=3))
+            )
             comp.append((time.perf_counter() - t0) * 1000)
             assert c is not None and c.items
         return hov, comp
@@ -209,7 +223,7 @@ def engine_only(root: Path, iterations: int) -> list[float]:
     engine.lint_file(path)
     out = []
     for i in range(iterations):
-        ws.set_overlay(path, text.replace("  - 991\n", f"  - {i + 2}\n"))
+        ws.set_overlay(path, text.replace(f"  - {ITEM_VALUE}\n", f"  - {i % 2 * 7}\n"))
         engine.invalidate(path)
         t0 = time.perf_counter()
         engine.lint_file(path)
@@ -231,6 +245,7 @@ async def main_async(iterations: int, files: int) -> int:
         bench = Bench(root)
         t0 = time.perf_counter()
         await bench.start()
+        assert big_yaml().splitlines()[ITEM_LINE] == f"  - {ITEM_VALUE}"
         uri = bench.open(root / "big.yaml")
         first = (await bench.wait_published(uri, 1) - t0) * 1000
         rss_start = rss_mib(bench.client._server.pid)
@@ -239,7 +254,9 @@ async def main_async(iterations: int, files: int) -> int:
         rss = await bench.open_many(files)
         await bench.stop()
         engine = engine_only(root, iterations)
-    print(f"kimi-lsp LSP latency ({BIG_LINES}-line launch YAML; {os.cpu_count()} CPUs; Python {sys.version.split()[0]})")
+    print(
+        f"kimi-lsp LSP latency ({BIG_LINES}-line launch YAML; {os.cpu_count()} CPUs; Python {sys.version.split()[0]})"
+    )
     print(f"{'start + first publish':<34} {first:9.1f} ms   RSS {rss_start:.1f} MiB")
     print(line("didChange -> publishDiagnostics", lat))
     print(line("  of which engine.lint_file alone", engine))

@@ -208,7 +208,7 @@ def test_github_format_is_chosen_under_github_actions(tmp_path, monkeypatch, cap
 def test_github_paths_are_relative_to_the_workspace(tmp_path, monkeypatch, capsys) -> None:
     root = project(tmp_path)
     monkeypatch.setenv("GITHUB_WORKSPACE", str(root))
-    rc, out, _ = kimi(["--check", "--format", "github", "."], root / "deploy", monkeypatch, capsys)
+    _rc, out, _ = kimi(["--check", "--format", "github", "."], root / "deploy", monkeypatch, capsys)
     assert "::error file=deploy/k3-dcp.yaml,line=8," in out
 
 
@@ -282,7 +282,7 @@ def test_statistics_and_quiet(tmp_path, monkeypatch, capsys) -> None:
 
 def readme_snippet(name: str) -> str:
     text = (ROOT / "README.md").read_text("utf-8")
-    m = re.search(rf"<!-- snippet: {re.escape(name)} -->\s*```\w*\n(.*?)```\s*<!-- /snippet -->", text, re.S)
+    m = re.search(rf"<!-- snippet: {re.escape(name)} -->\s*```\w*\n(.*?)```\s*<!-- /snippet -->", text, re.DOTALL)
     assert m, f"README.md has no `{name}` snippet"
     return m.group(1)
 
@@ -313,7 +313,7 @@ def run_job(job: dict, repo: Path, bin_dir: Path, tmp_path: Path) -> list[tuple[
             continue
         # GitHub's default shell for `run:` on Linux
         p = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", step["run"]],
-                           cwd=repo, env=env, text=True, capture_output=True, timeout=120)
+                           cwd=repo, env=env, text=True, capture_output=True, timeout=120, check=False)
         failed = failed or p.returncode != 0
         done.append((step, p))
     return done
@@ -344,7 +344,7 @@ def test_readme_github_actions_job(tmp_path, sarif_validator) -> None:
     assert any(r["ruleId"] == "KL101" for r in sarif["runs"][0]["results"])
 
     # after the fix the same job passes
-    p = subprocess.run([str(bin_dir / "kimi-lsp"), "--check", "--fix", "."], cwd=repo, text=True, capture_output=True,
+    p = subprocess.run([str(bin_dir / "kimi-lsp"), "--check", "--fix", "."], cwd=repo, text=True, capture_output=True, check=False,
                        env={**os.environ, "HF_HOME": str(tmp_path / "no-hf-home"), "GITHUB_ACTIONS": "false"})
     assert p.returncode == 0, p.stdout + p.stderr
     done = run_job(job, repo, bin_dir, tmp_path)

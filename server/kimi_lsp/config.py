@@ -11,19 +11,7 @@ import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-try:  # Python 3.11+
-    import tomllib
-except ModuleNotFoundError:  # pragma: no cover - Python 3.10
-    import tomlkit as _tomlkit
-
-    class tomllib:  # type: ignore[no-redef]
-        TOMLDecodeError = Exception
-
-        @staticmethod
-        def loads(text: str) -> dict:
-            return _tomlkit.parse(text).unwrap()
-
-
+from kimi_lsp._toml import tomllib
 from kimi_lsp.diagnostics import Severity
 from kimi_lsp.text import Span
 from kimi_lsp.workspace import SourceText, Workspace
@@ -157,6 +145,8 @@ def parse_settings(src: SourceText) -> Settings:
         data = tomllib.loads(src.text)
     except tomllib.TOMLDecodeError as exc:
         return Settings(base=path.parent, source=path, problems=(ConfigProblem(path, Span(0, 0), f"invalid TOML: {exc}"),))
+    except RecursionError:  # tomllib recurses per nesting level
+        return Settings(base=path.parent, source=path, problems=(ConfigProblem(path, Span(0, 0), "invalid TOML: nested too deeply to read"),))
     if path.name == "pyproject.toml":
         table = data.get("tool", {}).get("kimi-lsp", {})
     else:

@@ -15,7 +15,7 @@ import codecs
 import os
 import re
 import tempfile
-import tomllib
+from kimi_lsp._toml import tomllib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path

@@ -1,6 +1,7 @@
 """Helpers for the language-server end-to-end tests: a tiny project on disk, a pytest-lsp client
 that also answers ``client/registerCapability`` and ``workspace/applyEdit``, and capability sets
 for push, pull and UTF-8 clients. The server runs as ``python -m kimi_lsp serve`` over stdio."""
+
 from __future__ import annotations
 
 import asyncio
@@ -12,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import pytest_lsp
 from lsprotocol import types as T
 from pygls.uris import from_fs_path
 from pygls.workspace import TextDocument
@@ -93,12 +93,16 @@ def pull_capabilities() -> T.ClientCapabilities:
 
 def utf8_capabilities() -> T.ClientCapabilities:
     caps = client_capabilities("visual-studio-code")
-    caps.general = T.GeneralClientCapabilities(position_encodings=[T.PositionEncodingKind.Utf16, T.PositionEncodingKind.Utf8])
+    caps.general = T.GeneralClientCapabilities(
+        position_encodings=[T.PositionEncodingKind.Utf16, T.PositionEncodingKind.Utf8]
+    )
     return caps
 
 
 @contextlib.asynccontextmanager
-async def lsp(root: Path, capabilities: T.ClientCapabilities, settings: dict | None = None) -> AsyncIterator[LanguageClient]:
+async def lsp(
+    root: Path, capabilities: T.ClientCapabilities, settings: dict | None = None
+) -> AsyncIterator[LanguageClient]:
     config = ClientServerConfig(server_command=SERVER_CMD, client_factory=make_client, server_env=server_env())
     client = await config.start()
     client.set_configuration({"kimi-lsp": settings or {}})
@@ -123,11 +127,15 @@ async def lsp(root: Path, capabilities: T.ClientCapabilities, settings: dict | N
         await asyncio.wait_for(client.stop(), TIMEOUT)
 
 
-def open_doc(client: LanguageClient, path: Path, language: str = "yaml", text: str | None = None, version: int = 1) -> str:
+def open_doc(
+    client: LanguageClient, path: Path, language: str = "yaml", text: str | None = None, version: int = 1
+) -> str:
     u = uri(path)
     client.text_document_did_open(
         T.DidOpenTextDocumentParams(
-            T.TextDocumentItem(uri=u, language_id=language, version=version, text=path.read_text("utf-8") if text is None else text)
+            T.TextDocumentItem(
+                uri=u, language_id=language, version=version, text=path.read_text("utf-8") if text is None else text
+            )
         )
     )
     return u

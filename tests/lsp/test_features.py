@@ -1,4 +1,5 @@
 """Hover, completion, configuration, positions and robustness, end to end over stdio."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -26,7 +27,9 @@ def _utf16(s: str) -> int:
     return len(s.encode("utf-16-le")) // 2
 
 
-async def test_hover_on_yaml_key_flag_and_pin(project: Path) -> None:
+async def test_hover_on_yaml_key_flag_and_pin(tmp_path: Path) -> None:
+    serve = "python -m sglang.launch_server --model-path moonshotai/Kimi-K3 --dcp-size 4\n"
+    project = make_project(tmp_path, {"deploy/serve.sh": serve})
     async with lsp(project, push_capabilities()) as client:
         u = open_doc(client, project / "k3.yaml")
         await diagnostics(client, u)
@@ -39,13 +42,14 @@ async def test_hover_on_yaml_key_flag_and_pin(project: Path) -> None:
         assert hover.range.start == T.Position(line=2, character=0)
         assert hover.range.end == T.Position(line=2, character=len("decode-attention-backend"))
 
-        # the pin line: what the version means for the launches that depend on it
+        # the pin line: what the version means for the launches that depend on it, open or not
         ru = open_doc(client, project / "requirements.txt", "pip-requirements")
         hover = await client.text_document_hover_async(
             T.HoverParams(text_document=T.TextDocumentIdentifier(uri=ru), position=T.Position(line=0, character=3))
         )
         assert "lacks `enable_dcp`" in hover.contents.value
         assert "`k3.yaml`: KL101" in hover.contents.value
+        assert "`deploy/serve.sh`: KL101" in hover.contents.value
 
 
 async def test_hover_on_suppression_code_shows_rule_docs(tmp_path: Path) -> None:
@@ -54,13 +58,22 @@ async def test_hover_on_suppression_code_shows_rule_docs(tmp_path: Path) -> None
         u = open_doc(client, root / "k3.yaml")
         line = (root / "k3.yaml").read_text().splitlines()[0]
         hover = await client.text_document_hover_async(
-            T.HoverParams(text_document=T.TextDocumentIdentifier(uri=u), position=T.Position(line=0, character=line.index("KL101") + 2))
+            T.HoverParams(
+                text_document=T.TextDocumentIdentifier(uri=u),
+                position=T.Position(line=0, character=line.index("KL101") + 2),
+            )
         )
         assert "KL101 flashinfer-lacks-enable-dcp" in hover.contents.value
 
 
 async def test_completion_of_keys_flags_and_values(tmp_path: Path) -> None:
-    root = make_project(tmp_path, {"k3.yaml": "model-path: moonshotai/Kimi-K3\ndcp-si\ndecode-attention-backend: cut\n", "serve.sh": "python -m sglang.launch_server --tp\n"})
+    root = make_project(
+        tmp_path,
+        {
+            "k3.yaml": "model-path: moonshotai/Kimi-K3\ndcp-si\ndecode-attention-backend: cut\n",
+            "serve.sh": "python -m sglang.launch_server --tp\n",
+        },
+    )
     async with lsp(root, push_capabilities()) as client:
         u = open_doc(client, root / "k3.yaml")
         result = await client.text_document_completion_async(
@@ -85,7 +98,9 @@ async def test_completion_of_keys_flags_and_values(tmp_path: Path) -> None:
 
         su = open_doc(client, root / "serve.sh", "shellscript")
         result = await client.text_document_completion_async(
-            T.CompletionParams(text_document=T.TextDocumentIdentifier(uri=su), position=T.Position(line=0, character=35))
+            T.CompletionParams(
+                text_document=T.TextDocumentIdentifier(uri=su), position=T.Position(line=0, character=35)
+            )
         )
         labels = {i.label for i in result.items}
         assert "--tp-size" in labels and "tp-size" not in labels
@@ -126,7 +141,9 @@ async def test_utf16_positions_after_non_ascii_text(tmp_path: Path) -> None:
         assert d.range.start == T.Position(line=1, character=_utf16(PREFIX))
         assert _utf16(PREFIX) != len(PREFIX)  # the emoji takes two UTF-16 units
         hover = await client.text_document_hover_async(
-            T.HoverParams(text_document=T.TextDocumentIdentifier(uri=u), position=T.Position(line=1, character=_utf16(PREFIX) + 3))
+            T.HoverParams(
+                text_document=T.TextDocumentIdentifier(uri=u), position=T.Position(line=1, character=_utf16(PREFIX) + 3)
+            )
         )
         assert "`--decode-attention-backend`" in hover.contents.value
         assert hover.range.start.character == _utf16(PREFIX)

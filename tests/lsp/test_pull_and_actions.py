@@ -1,4 +1,5 @@
 """Pull diagnostics (document + workspace, result ids, refresh) and the other code actions."""
+
 from __future__ import annotations
 
 import shutil
@@ -30,7 +31,9 @@ def _doc(u: str) -> T.TextDocumentIdentifier:
 
 
 async def _actions(client, u: str, diags: list[T.Diagnostic], only: list[str] | None = None) -> list[T.CodeAction]:
-    rng = diags[0].range if diags else T.Range(start=T.Position(line=0, character=0), end=T.Position(line=0, character=0))
+    rng = (
+        diags[0].range if diags else T.Range(start=T.Position(line=0, character=0), end=T.Position(line=0, character=0))
+    )
     result = await client.text_document_code_action_async(
         T.CodeActionParams(text_document=_doc(u), range=rng, context=T.CodeActionContext(diagnostics=diags, only=only))
     )
@@ -38,7 +41,9 @@ async def _actions(client, u: str, diags: list[T.Diagnostic], only: list[str] | 
 
 
 async def test_pull_document_and_workspace_diagnostics(tmp_path: Path) -> None:
-    root = make_project(tmp_path, {"scripts/serve.sh": "python -m sglang.launch_server --model-path moonshotai/Kimi-K3 --dcp-size 8\n"})
+    root = make_project(
+        tmp_path, {"scripts/serve.sh": "python -m sglang.launch_server --model-path moonshotai/Kimi-K3 --dcp-size 8\n"}
+    )
     async with lsp(root, pull_capabilities()) as client:
         u = open_doc(client, root / "k3.yaml")
         report = await client.text_document_diagnostic_async(T.DocumentDiagnosticParams(text_document=_doc(u)))
@@ -59,7 +64,9 @@ async def test_pull_document_and_workspace_diagnostics(tmp_path: Path) -> None:
         # a pin file changes on disk: the server asks the client to pull again
         (root / "requirements.txt").write_text("flashinfer-python==0.7.2\n")
         client.workspace_did_change_watched_files(
-            T.DidChangeWatchedFilesParams(changes=[T.FileEvent(uri=uri(root / "requirements.txt"), type=T.FileChangeType.Changed)])
+            T.DidChangeWatchedFilesParams(
+                changes=[T.FileEvent(uri=uri(root / "requirements.txt"), type=T.FileChangeType.Changed)]
+            )
         )
         await eventually(lambda: client.diagnostic_refresh_count >= 1, what="workspace/diagnostic/refresh")
         fresh = await client.text_document_diagnostic_async(
@@ -83,7 +90,10 @@ async def test_fix_all_and_ignore_comment(project: Path) -> None:
         resolved = await client.code_action_resolve_async(fix_all)
         (tde,) = resolved.edit.document_changes
         assert tde.text_document.uri == uri(project / "requirements.txt")
-        assert apply_text_edits((project / "requirements.txt").read_text(), list(tde.edits)) == "flashinfer-python==0.6.17\n"
+        assert (
+            apply_text_edits((project / "requirements.txt").read_text(), list(tde.edits))
+            == "flashinfer-python==0.6.17\n"
+        )
 
         ignore = next(a for a in await _actions(client, u, diags) if a.title == "Ignore KL101 on this line")
         resolved = await client.code_action_resolve_async(ignore)
@@ -140,7 +150,9 @@ async def test_relock_followup_is_named_and_shown(tmp_path: Path) -> None:
         await client.workspace_execute_command_async(
             T.ExecuteCommandParams(command=resolved.command.command, arguments=resolved.command.arguments)
         )
-        await eventually(lambda: any("uv lock --upgrade-package flashinfer-python" in m.message for m in client.messages))
+        await eventually(
+            lambda: any("uv lock --upgrade-package flashinfer-python" in m.message for m in client.messages)
+        )
 
 
 async def test_clients_without_resolve_or_document_changes_get_plain_edits(project: Path) -> None:

@@ -1,13 +1,13 @@
 """Push diagnostics and the cross-file quick-fix, end to end over stdio (VS Code 1.65 client)."""
+
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
-from lsprotocol import types as T
-
 from kimi_lsp.catalogue import doc_url
 from kimi_lsp.rules import BY_CODE
+from lsprotocol import types as T
 
 from .conftest import apply_workspace_edit, diagnostics, lsp, open_doc, push_capabilities, uri
 
@@ -83,7 +83,9 @@ async def test_pin_file_open_in_editor_updates_launch(project: Path) -> None:
         diags = await diagnostics(client, u, lambda ds: len(ds) == 1)
         actions = await client.text_document_code_action_async(
             T.CodeActionParams(
-                text_document=T.TextDocumentIdentifier(uri=u), range=diags[0].range, context=T.CodeActionContext(diagnostics=diags)
+                text_document=T.TextDocumentIdentifier(uri=u),
+                range=diags[0].range,
+                context=T.CodeActionContext(diagnostics=diags),
             )
         )
         bump = await client.code_action_resolve_async(next(a for a in actions if a.title.startswith("Bump")))

@@ -1,4 +1,5 @@
 """A rule that raises is one logged error, not a dead server; TCP transport; stale results."""
+
 from __future__ import annotations
 
 import asyncio
@@ -33,9 +34,7 @@ async def test_exception_in_a_rule_is_logged_once_and_the_server_lives(project: 
     )
     client = await config.start()
     try:
-        await client.initialize_session(
-            T.InitializeParams(capabilities=push_capabilities(), root_uri=uri(project))
-        )
+        await client.initialize_session(T.InitializeParams(capabilities=push_capabilities(), root_uri=uri(project)))
         u = open_doc(client, project / "k3.yaml")
         (d,) = await diagnostics(client, u)
         assert d.code == "KL101"  # the other rules still ran
@@ -64,8 +63,18 @@ def _free_port() -> int:
 async def test_tcp_transport(project: Path) -> None:
     port = _free_port()
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "kimi_lsp", "serve", "--tcp", "--host", "127.0.0.1", "--port", str(port),
-        env=server_env(), stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL,
+        sys.executable,
+        "-m",
+        "kimi_lsp",
+        "serve",
+        "--tcp",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        env=server_env(),
+        stdout=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.DEVNULL,
     )
     client = pytest_lsp.make_test_lsp_client()
     try:
@@ -75,7 +84,8 @@ async def test_tcp_transport(project: Path) -> None:
                 break
             await asyncio.sleep(0.05)
         await asyncio.wait_for(
-            client.initialize_session(T.InitializeParams(capabilities=push_capabilities(), root_uri=uri(project))), TIMEOUT
+            client.initialize_session(T.InitializeParams(capabilities=push_capabilities(), root_uri=uri(project))),
+            TIMEOUT,
         )
         u = open_doc(client, project / "k3.yaml")
         (d,) = await diagnostics(client, u)
@@ -102,7 +112,9 @@ async def test_rapid_edits_publish_only_the_latest_version(project: Path) -> Non
             client.text_document_did_change(
                 T.DidChangeTextDocumentParams(
                     text_document=T.VersionedTextDocumentIdentifier(uri=u, version=v),
-                    content_changes=[T.TextDocumentContentChangeWholeDocument(text=text.replace("dcp-size: 8", f"dcp-size: {dcp}"))],
+                    content_changes=[
+                        T.TextDocumentContentChangeWholeDocument(text=text.replace("dcp-size: 8", f"dcp-size: {dcp}"))
+                    ],
                 )
             )
         await eventually(lambda: published and published[-1].version == 21, what="the last version")

@@ -1,4 +1,5 @@
 """Debian's Neovim 0.7 as a real editor client, headless (skipped only when ``nvim`` is absent)."""
+
 from __future__ import annotations
 
 import os
@@ -19,7 +20,9 @@ pytestmark = pytest.mark.skipif(NVIM is None, reason="nvim is not on PATH (CI in
 def test_neovim_quickfix_edits_pin_file_and_clears(tmp_path: Path) -> None:
     root = tmp_path / "proj"
     (root / ".git").mkdir(parents=True)
-    (root / "k3.yaml").write_text("model-path: moonshotai/Kimi-K3\ndcp-size: 8\ndecode-attention-backend: cutedsl_mla\n")
+    (root / "k3.yaml").write_text(
+        "model-path: moonshotai/Kimi-K3\ndcp-size: 8\ndecode-attention-backend: cutedsl_mla\n"
+    )
     (root / "requirements.txt").write_text("flashinfer-python==0.6.16.post4\n")
     out = tmp_path / "result.txt"
     env = dict(os.environ)
@@ -35,7 +38,12 @@ def test_neovim_quickfix_edits_pin_file_and_clears(tmp_path: Path) -> None:
     )
     proc = subprocess.run(
         [NVIM, "--headless", "--clean", "-n", "-c", f"luafile {HERE / 'kimi_quickfix.lua'}"],
-        env=env, cwd=root, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120,
+        env=env,
+        cwd=root,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     report = out.read_text() if out.exists() else ""
     assert proc.returncode == 0, f"nvim exited {proc.returncode}\n{report}\n{proc.stdout}\n{proc.stderr}"

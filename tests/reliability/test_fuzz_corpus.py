@@ -107,6 +107,14 @@ def mutate(rng: random.Random, text: str, donors: list[str]) -> str:
     return text
 
 
+# Bugs found by this fuzzer in code it does not own, reported to their owners: (signature found in
+# the traceback, description). While one is open the test xfails on it instead of failing, and
+# keeps fuzzing for new ones; remove the entry once fixed (a fixed bug then simply stops matching).
+KNOWN_BUGS: tuple[tuple[str, str], ...] = (
+    ("in _admits\n", "rules/_flashinfer.py _admits: SpecifierSet() on a pin whose specifier is invalid "
+     "(constraints.txt `flashinfer-python~=0.6.10<<EOF`) raises InvalidSpecifier"),
+)
+
 K3_LAUNCH = "model-path: moonshotai/Kimi-K3\ntp-size: 8\ndcp-size: 8\ndecode-attention-backend: cutedsl_mla\n"
 
 
@@ -136,6 +144,7 @@ def test_fuzz_real_corpus(tmp_path: Path) -> None:
     rng = random.Random(SEED)
     out_dir = Path(os.environ.get("KIMI_FUZZ_OUT", str(tmp_path / "crashes")))
     failures: list[str] = []
+    known: dict[str, int] = {}
     deadline = time.monotonic() + BUDGET
     iterations = 0
     use_alarm = hasattr(signal, "SIGALRM")
@@ -175,17 +184,24 @@ def test_fuzz_real_corpus(tmp_path: Path) -> None:
                     raise AssertionError("internal engine error:\n" + "\n".join(errs))
             except _Slow:
                 failures.append(_record(out_dir, iterations, path, mutated, f"took more than {SLOW}s"))
-            except Exception:  # noqa: BLE001 - every escape is a finding
-                failures.append(_record(out_dir, iterations, path, mutated, traceback.format_exc(limit=12)))
+            except Exception as exc:  # noqa: BLE001 - every escape is a finding
+                tb = "".join(traceback.format_exception(exc, limit=12))
+                bug = next((desc for sig, desc in KNOWN_BUGS if sig in tb), None)
+                if bug is not None:
+                    known[bug] = known.get(bug, 0) + 1
+                else:
+                    failures.append(_record(out_dir, iterations, path, mutated, tb))
             finally:
                 if use_alarm:
                     signal.setitimer(signal.ITIMER_REAL, 0)
     finally:
         if use_alarm:
             signal.signal(signal.SIGALRM, old)
-    print(f"fuzz: seed {SEED}, {iterations} inputs in {BUDGET:.0f}s, {len(failures)} failures")
+    print(f"fuzz: seed {SEED}, {iterations} inputs in {BUDGET:.0f}s, {len(failures)} failures, known bugs hit: {known}")
     assert iterations > 20, "the fuzzer barely ran"
     assert not failures, "\n\n".join(failures)
+    if known:
+        pytest.xfail("known, reported bugs: " + "; ".join(f"{d} ({n}x)" for d, n in known.items()))
 
 
 def _record(out_dir: Path, iteration: int, path: Path, text: str, why: str) -> str:

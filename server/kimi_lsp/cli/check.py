@@ -39,7 +39,11 @@ def collect_files(paths: list[str], workspace: Workspace) -> tuple[list[Path], l
     errors: list[str] = []
     for raw in paths or ["."]:
         p = Path(raw)
-        ap = (workspace.root / p).resolve() if not p.is_absolute() else p.resolve()
+        try:
+            ap = (workspace.root / p).resolve() if not p.is_absolute() else p.resolve()
+        except (RuntimeError, OSError) as exc:  # a link loop (RuntimeError before Python 3.13)
+            errors.append(f"{raw}: cannot resolve the path ({exc})")
+            continue
         if not ap.exists() and not os.path.lexists(ap):
             errors.append(f"{raw}: no such file or directory")
             continue
@@ -176,14 +180,32 @@ def _fix(ns: argparse.Namespace, run: _Run, fmt: str) -> tuple[list[Diagnostic],
             sys.stdout.write(unified_diff(before, after, output.display_path(path, cwd)))
         written = sorted(outcome.changed)
     else:
+        # check every file before writing any, so that a fix spanning files is written whole or
+        # not at all (short of a failing disk)
+        held: dict[Path, str] = {}
+        for path, (before, _after) in outcome.changed.items():
+            reason = fixes.edit_refusal(path, run.ws, cwd)
+            if reason is None and not _still_reads(path, before, outcome.sources.get(path)):
+                reason = "it changed on disk while it was being fixed"
+                failed = True
+                print(f"kimi-lsp: error: {output.display_path(path, cwd)} {reason}; nothing written over it", file=sys.stderr)
+            if reason is not None:
+                held[path] = reason
+        grew = True
+        while grew:
+            grew = False
+            for _d, f in outcome.applied:
+                paths = {e.path for e in f.edits} & set(outcome.changed)
+                bad = next((p for p in paths if p in held), None)
+                for p in paths:
+                    if bad is not None and p not in held:
+                        held[p] = f"held back with {output.display_path(bad, cwd)} (one fix edits both)"
+                        grew = True
         for path, (before, after) in sorted(outcome.changed.items()):
             rel = output.display_path(path, cwd)
-            reason = fixes.edit_refusal(path, run.ws, cwd)  # again, right before writing
             src = outcome.sources.get(path)
-            if reason is None and src is None:
-                reason = "it could not be read back"
-            if reason is not None:
-                not_fixed.append(f"Not fixed: {rel}: {reason}")
+            if path in held or src is None:
+                not_fixed.append(f"Not fixed: {rel}: {held.get(path, 'it could not be read back')}")
                 continue
             try:
                 fixes.write_atomic(src, after, expected=before)
@@ -225,6 +247,19 @@ def _fix(ns: argparse.Namespace, run: _Run, fmt: str) -> tuple[list[Diagnostic],
     disk = Workspace(cwd)
     diags = run.lint(disk)
     return diags, output.Positions(disk), failed, False
+
+
+def _still_reads(path: Path, text: str, src) -> bool:
+    """Does ``path`` on disk still decode to ``text`` (what the fixes were computed on)?"""
+    from kimi_lsp.workspace import SourceText, decode_bytes
+
+    if src is None:
+        return False
+    try:
+        now = decode_bytes(path, Path(os.path.realpath(path)).read_bytes())
+    except OSError:
+        return False
+    return isinstance(now, SourceText) and now.text == text
 
 
 def unified_diff(before: str, after: str, rel: str) -> str:

@@ -4,6 +4,7 @@ Each helper is small and mirrors the engine or CLI logic it names, so that the e
 ``kimi-lsp --check`` agree. See the report in docs/editors.md ("engine wishes") for the API
 these should become.
 """
+
 from __future__ import annotations
 
 import logging
@@ -98,7 +99,11 @@ def is_dependency_file(path: Path) -> bool:
     name = path.name.lower()
     if pin_format(path) is not None:
         return True
-    return name in ("kimi-lsp.toml", ".kimi-lsp.toml") or name.startswith(("dockerfile", "containerfile")) or name.endswith(".dockerfile")
+    return (
+        name in ("kimi-lsp.toml", ".kimi-lsp.toml")
+        or name.startswith(("dockerfile", "containerfile"))
+        or name.endswith(".dockerfile")
+    )
 
 
 def walk_workspace(folders: Iterable[Path], limit: int) -> list[Path]:

@@ -1,6 +1,7 @@
 """Code actions: each fix of a diagnostic as a quick-fix, "Ignore KLxxx on this line", and
 ``source.fixAll.kimi-lsp``. Actions are listed cheaply with ``data``; ``codeAction/resolve``
 computes the ``WorkspaceEdit`` (eagerly for clients that cannot resolve)."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -35,7 +36,9 @@ def fix_actions(uri: str, d: T.Diagnostic, payload: dict) -> list[T.CodeAction]:
     preferred_given = False
     for fix in payload.get("fixes", []):
         safe = fix["applicability"] == "safe" and bool(fix["edits"])
-        action = T.CodeAction(title=fix["title"], kind=QUICKFIX, diagnostics=[d], is_preferred=safe and not preferred_given)
+        action = T.CodeAction(
+            title=fix["title"], kind=QUICKFIX, diagnostics=[d], is_preferred=safe and not preferred_given
+        )
         preferred_given = preferred_given or safe
         if fix["edits"]:
             action.data = {"kind": "fix", "uri": uri, "code": payload.get("code", d.code), "fix": fix}
@@ -55,8 +58,9 @@ def ignore_action(uri: str, d: T.Diagnostic, scope: str) -> T.CodeAction:
     )
 
 
-def list_actions(session: Session, params: T.CodeActionParams) -> list[T.CodeAction]:
+def list_actions(session: Session, snaps: Snaps, params: T.CodeActionParams) -> list[T.CodeAction]:
     """On the lint thread: the actions for the diagnostics in the request's context."""
+    session.sync(snaps)
     uri = params.text_document.uri
     path = uri_to_path(uri)
     if path is None:
@@ -77,7 +81,9 @@ def list_actions(session: Session, params: T.CodeActionParams) -> list[T.CodeAct
             if d.code not in ("KL901",) and lines is not None:
                 out.append(ignore_action(uri, d, suppress.scope_for(lines, d.range.start.line)))
     if _wants(only, FIX_ALL) and fix_all.has_safe_fix(session, path):
-        out.append(T.CodeAction(title="Fix all safe kimi-lsp problems", kind=FIX_ALL, data={"kind": "fixAll", "uri": uri}))
+        out.append(
+            T.CodeAction(title="Fix all safe kimi-lsp problems", kind=FIX_ALL, data={"kind": "fixAll", "uri": uri})
+        )
     return out
 
 
@@ -131,7 +137,9 @@ def resolve_ignore(session: Session, snaps: Snaps, data: dict, document_changes:
     return edits.workspace_edit(session, snaps, {path: [found]}, document_changes)
 
 
-def resolve_fix_all(session: Session, snaps: Snaps, data: dict, document_changes: bool) -> tuple[T.WorkspaceEdit | None, list[str]]:
+def resolve_fix_all(
+    session: Session, snaps: Snaps, data: dict, document_changes: bool
+) -> tuple[T.WorkspaceEdit | None, list[str]]:
     session.sync(snaps)
     path = uri_to_path(data["uri"])
     if path is None:
@@ -173,13 +181,15 @@ def _can_resolve(ls: KimiLanguageServer) -> bool:
 
 
 def register(ls: KimiLanguageServer) -> None:
-    options = T.CodeActionOptions(code_action_kinds=[QUICKFIX, T.CodeActionKind.SourceFixAll, FIX_ALL], resolve_provider=True)
+    options = T.CodeActionOptions(
+        code_action_kinds=[QUICKFIX, T.CodeActionKind.SourceFixAll, FIX_ALL], resolve_provider=True
+    )
 
     @ls.feature(T.TEXT_DOCUMENT_CODE_ACTION, options)
     async def code_action(ls: KimiLanguageServer, params: T.CodeActionParams) -> list[T.CodeAction] | None:
         if ls.session is None:
             return None
-        actions = await ls.on_lint_thread(list_actions, ls.session, params)
+        actions = await ls.on_lint_thread(list_actions, ls.session, ls.snapshots(), params)
         if not _can_resolve(ls):
             actions = [await resolve(ls, a) for a in actions]
         return actions or None

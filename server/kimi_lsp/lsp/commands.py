@@ -1,4 +1,5 @@
 """``kimi-lsp.showFollowup``: after a bump that needs a re-lock, show the command to run."""
+
 from __future__ import annotations
 
 from lsprotocol import types as T

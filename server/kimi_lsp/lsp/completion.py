@@ -4,6 +4,7 @@ YAML keys without dashes in an sglang ``--config`` YAML and in a TOML profile's 
 table; ``--flags`` elsewhere (shell scripts, Dockerfiles, Kubernetes/compose/CI YAML).
 Documentation is attached in ``completionItem/resolve`` when the client supports it.
 """
+
 from __future__ import annotations
 
 import re
@@ -50,13 +51,14 @@ def _toml_table(lines: LineIndex, line: int) -> str | None:
     return None
 
 
-def _yaml_config_like(session: Session, path: Path, text: str, line_text: str) -> bool:
-    """An sglang config YAML: read as one, or every other top-level key is an sglang key."""
+def _yaml_config_like(session: Session, path: Path, text: str) -> bool:
+    """An sglang config YAML: read as one, or every top-level ``key:`` is an sglang key (a new
+    file, or one that is mid-edit and does not parse)."""
     _, surface = session.engine.read_launches(path)
     if surface is not None and any(c.entry is Entry.CONFIG_FILE for c in surface.launches):
         return True
     schema = load_schema(None)
-    keys = [k for k in _TOP_KEY.findall(text) if not line_text.startswith(k)]
+    keys = _TOP_KEY.findall(text)
     return all(schema.config_key(k) is not None or isinstance(schema.match("--" + k), Flag) for k in keys)
 
 
@@ -65,7 +67,7 @@ def context(session: Session, path: Path, lines: LineIndex, text: str, offset: i
     start = lines.line_start(line)
     before = text[start:offset]
     suffix = path.suffix.lower()
-    if suffix in (".yaml", ".yml") and _yaml_config_like(session, path, text, lines.line_text(line)):
+    if suffix in (".yaml", ".yml") and _yaml_config_like(session, path, text):
         if _YAML_KEY.match(before):
             return Ctx("key", start, is_key=True)
         m = _YAML_VALUE.match(before)
@@ -89,10 +91,19 @@ def context(session: Session, path: Path, lines: LineIndex, text: str, offset: i
     return None
 
 
-def _tags(deprecated: bool, tag_support: bool) -> dict:
+@dataclass(frozen=True)
+class ClientShape:
+    """What the client's completion supports (decides how items are written)."""
+
+    tags: bool = False  # CompletionItemTag.Deprecated
+    lazy_docs: bool = False  # completionItem/resolve fills in documentation
+    edit_range: bool = False  # CompletionList.itemDefaults.editRange (LSP 3.17)
+
+
+def _tags(deprecated: bool, shape: ClientShape) -> dict:
     if not deprecated:
         return {}
-    return {"tags": [T.CompletionItemTag.Deprecated]} if tag_support else {"deprecated": True}
+    return {"tags": [T.CompletionItemTag.Deprecated]} if shape.tags else {"deprecated": True}
 
 
 def _detail(flag: Flag) -> str:
@@ -102,30 +113,57 @@ def _detail(flag: Flag) -> str:
     return d
 
 
-def flag_items(schema: Schema, ctx: Ctx, rng: T.Range, tag_support: bool, with_docs: bool, tail: str) -> list[T.CompletionItem]:
-    items = []
+_CATALOGS: dict[tuple[str, bool], tuple[tuple[str, str, str, bool], ...]] = {}
+
+
+def _catalog(schema: Schema, is_key: bool) -> tuple[tuple[str, str, str, bool], ...]:
+    """(label, option, detail, deprecated) of every completable spelling, computed once per release."""
+    hit = _CATALOGS.get((schema.version, is_key))
+    if hit is None:
+        hit = _CATALOGS[(schema.version, is_key)] = _build_catalog(schema, is_key)
+    return hit
+
+
+def _build_catalog(schema: Schema, is_key: bool) -> tuple[tuple[str, str, str, bool], ...]:
+    out = []
     for flag in schema.flags:
         if flag.hidden or flag.action == HELP_ACTION or "--config" in flag.options:
             continue
         deprecated = flagdoc.is_deprecated(flag, schema)
+        detail = _detail(flag)
         for opt in flag.long_options:
-            label = opt[2:] if ctx.is_key else opt
-            new = f"{label}{tail}" if ctx.is_key else label
-            items.append(T.CompletionItem(
+            out.append((opt[2:] if is_key else opt, opt, detail, deprecated))
+    return tuple(out)
+
+
+def _edit(rng: T.Range, label: str, new: str, shape: ClientShape) -> dict:
+    """The item's edit: per item, or only its text when the list carries the range."""
+    if shape.edit_range:
+        return {"text_edit_text": new} if new != label else {}
+    return {"text_edit": T.TextEdit(range=rng, new_text=new)}
+
+
+def flag_items(schema: Schema, ctx: Ctx, rng: T.Range, shape: ClientShape, tail: str) -> list[T.CompletionItem]:
+    kind = T.CompletionItemKind.Property if ctx.is_key else T.CompletionItemKind.Field
+    items = []
+    for label, opt, detail, deprecated in _catalog(schema, ctx.is_key):
+        flag = schema.exact(opt) if not shape.lazy_docs else None
+        items.append(
+            T.CompletionItem(
                 label=label,
-                kind=T.CompletionItemKind.Property if ctx.is_key else T.CompletionItemKind.Field,
-                detail=_detail(flag),
-                documentation=_docs(flag, schema) if with_docs else None,
-                sort_text=f"{int(deprecated)}{label}",
-                filter_text=label,
-                text_edit=T.TextEdit(range=rng, new_text=new),
-                data={"option": opt, "version": schema.version},
-                **_tags(deprecated, tag_support),
-            ))
+                kind=kind,
+                detail=detail,
+                documentation=_docs(flag, schema) if flag is not None else None,
+                sort_text=f"~{label}" if deprecated else None,
+                data=f"{schema.version} {opt}",
+                **_edit(rng, label, f"{label}{tail}" if ctx.is_key else label, shape),
+                **_tags(deprecated, shape),
+            )
+        )
     return items
 
 
-def value_items(flag: Flag, schema: Schema, ctx: Ctx, rng: T.Range, tag_support: bool) -> list[T.CompletionItem]:
+def value_items(flag: Flag, schema: Schema, ctx: Ctx, rng: T.Range, shape: ClientShape) -> list[T.CompletionItem]:
     old = dict(schema.deprecated_values.get(flag.dest, {}))
     values = [str(c) for c in flag.choices or ()]
     if not values and ctx.is_key and flag.action == "store_true":
@@ -133,16 +171,17 @@ def value_items(flag: Flag, schema: Schema, ctx: Ctx, rng: T.Range, tag_support:
     items = []
     for v in values:
         deprecated = v in old
-        new = f'{ctx.quote}{v}{ctx.quote}' if ctx.quote else f"{ctx.space}{v}"
-        items.append(T.CompletionItem(
-            label=v,
-            kind=T.CompletionItemKind.EnumMember,
-            detail=f"deprecated alias of {old[v]}" if deprecated else flag.options[0],
-            sort_text=f"{int(deprecated)}{v}",
-            filter_text=v,
-            text_edit=T.TextEdit(range=rng, new_text=new),
-            **_tags(deprecated, tag_support),
-        ))
+        new = f"{ctx.quote}{v}{ctx.quote}" if ctx.quote else f"{ctx.space}{v}"
+        items.append(
+            T.CompletionItem(
+                label=v,
+                kind=T.CompletionItemKind.EnumMember,
+                detail=f"deprecated alias of {old[v]}" if deprecated else flag.options[0],
+                sort_text=f"~{v}" if deprecated else None,
+                **_edit(rng, v, new, shape),
+                **_tags(deprecated, shape),
+            )
+        )
     return items
 
 
@@ -151,11 +190,15 @@ def _docs(flag: Flag, schema: Schema) -> T.MarkupContent:
 
 
 def _value_flag(schema: Schema, ctx: Ctx) -> Flag | None:
-    found = (schema.config_key(ctx.flag_word) or schema.match("--" + ctx.flag_word)) if ctx.is_key else schema.match(ctx.flag_word)
+    found = (
+        (schema.config_key(ctx.flag_word) or schema.match("--" + ctx.flag_word))
+        if ctx.is_key
+        else schema.match(ctx.flag_word)
+    )
     return found if isinstance(found, Flag) else None
 
 
-def complete(session: Session, snaps, uri: str, pos: T.Position, tag_support: bool, with_docs: bool) -> T.CompletionList | None:
+def complete(session: Session, snaps, uri: str, pos: T.Position, shape: ClientShape) -> T.CompletionList | None:
     """On the lint thread."""
     session.sync(snaps)
     path = uri_to_path(uri)
@@ -171,23 +214,33 @@ def complete(session: Session, snaps, uri: str, pos: T.Position, tag_support: bo
     rng = convert.span_to_range(lines, Span(ctx.start, offset), session.encoding)
     if ctx.kind == "value":
         flag = _value_flag(schema, ctx)
-        items = value_items(flag, schema, ctx, rng, tag_support) if flag is not None else []
+        items = value_items(flag, schema, ctx, rng, shape) if flag is not None else []
     else:
         rest = src_text[offset : lines.line_end(lines.line_of(offset))]
         tail = ": " if ctx.is_key and path.suffix.lower() in (".yaml", ".yml") and not rest.strip() else ""
         tail = " = " if ctx.is_key and path.suffix.lower() == ".toml" and not rest.strip() else tail
-        items = flag_items(schema, ctx, rng, tag_support, with_docs, tail)
-    return T.CompletionList(is_incomplete=False, items=items)
+        items = flag_items(schema, ctx, rng, shape, tail)
+    defaults = T.CompletionItemDefaults(edit_range=rng) if shape.edit_range else None
+    return T.CompletionList(is_incomplete=False, items=items, item_defaults=defaults)
 
 
 def resolve_item(item: T.CompletionItem) -> T.CompletionItem:
-    data = item.data if isinstance(item.data, dict) else {}
-    if item.documentation is None and "option" in data:
-        schema = load_schema(data.get("version"))
-        flag = schema.exact(data["option"])
+    if item.documentation is None and isinstance(item.data, str) and " " in item.data:
+        version, option = item.data.split(" ", 1)
+        schema = load_schema(version)
+        flag = schema.exact(option)
         if flag is not None:
             item.documentation = _docs(flag, schema)
     return item
+
+
+def client_shape(ls: KimiLanguageServer) -> ClientShape:
+    item = "text_document.completion.completion_item"
+    return ClientShape(
+        tags=T.CompletionItemTag.Deprecated in (ls.cap(f"{item}.tag_support.value_set") or ()),
+        lazy_docs="documentation" in (ls.cap(f"{item}.resolve_support.properties") or ()),
+        edit_range="editRange" in (ls.cap("text_document.completion.completion_list.item_defaults") or ()),
+    )
 
 
 def register(ls: KimiLanguageServer) -> None:
@@ -197,10 +250,8 @@ def register(ls: KimiLanguageServer) -> None:
     async def completion(ls: KimiLanguageServer, params: T.CompletionParams) -> T.CompletionList | None:
         if ls.session is None:
             return None
-        tags = T.CompletionItemTag.Deprecated in (ls.cap("text_document.completion.completion_item.tag_support.value_set") or ())
-        lazy = "documentation" in (ls.cap("text_document.completion.completion_item.resolve_support.properties") or ())
         return await ls.on_lint_thread(
-            complete, ls.session, ls.snapshots(), params.text_document.uri, params.position, tags, not lazy
+            complete, ls.session, ls.snapshots(), params.text_document.uri, params.position, client_shape(ls)
         )
 
     @ls.feature(T.COMPLETION_ITEM_RESOLVE)

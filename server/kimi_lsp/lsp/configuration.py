@@ -1,5 +1,6 @@
 """Settings from the editor: ``initializationOptions``, ``workspace/configuration`` (section
 ``kimi-lsp``) at start, and again on ``workspace/didChangeConfiguration``."""
+
 from __future__ import annotations
 
 import asyncio

@@ -4,11 +4,12 @@ The engine speaks code-point offsets (``kimi_lsp.text``); the client speaks 0-ba
 columns in the negotiated position encoding (UTF-16 unless it offered UTF-8 or UTF-32). Every
 conversion goes through the text the offsets were computed against.
 """
+
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from lsprotocol import types as T
 
@@ -80,14 +81,19 @@ def fix_payload(d: Diagnostic, text_of: Callable[[Path], str | None]) -> list[di
         for e in f.edits:
             t = text_of(e.path)
             digests[str(e.path)] = digest(t) if t is not None else ""
-        out.append({
-            "index": i,
-            "title": f.title,
-            "applicability": f.applicability.value,
-            "followup": f.followup,
-            "edits": [{"path": str(e.path), "start": e.span.start, "end": e.span.end, "new_text": e.new_text} for e in f.edits],
-            "digests": digests,
-        })
+        out.append(
+            {
+                "index": i,
+                "title": f.title,
+                "applicability": f.applicability.value,
+                "followup": f.followup,
+                "edits": [
+                    {"path": str(e.path), "start": e.span.start, "end": e.span.end, "new_text": e.new_text}
+                    for e in f.edits
+                ],
+                "digests": digests,
+            }
+        )
     return out
 
 
@@ -105,7 +111,11 @@ def to_lsp_diagnostic(
     for r in d.related:
         rl = lines_of(r.location.path)
         rr = span_to_range(rl, r.location.span, encoding) if rl is not None else _zero()
-        related.append(T.DiagnosticRelatedInformation(location=T.Location(uri=uri_of(r.location.path), range=rr), message=r.message))
+        related.append(
+            T.DiagnosticRelatedInformation(
+                location=T.Location(uri=uri_of(r.location.path), range=rr), message=r.message
+            )
+        )
     rule = BY_CODE.get(d.code)
     return T.Diagnostic(
         range=rng,

@@ -1,4 +1,5 @@
 """What sits under the cursor in a launch file: a flag (option word or YAML/TOML key) or its value."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass

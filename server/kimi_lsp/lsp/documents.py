@@ -5,6 +5,7 @@ at once (so a single edit shows its diagnostics in a few milliseconds), and chan
 within ``DELAY`` of the last lint are coalesced into one lint at the end of that window. A
 result computed for a document version the editor has already left is dropped.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -32,15 +33,19 @@ class Scheduler:
         self.pending: set[Path] = set()
         self.disk: set[Path] = set()  # changed on disk: drop cached reads first
         self.everything = False
+        self.structural = False  # files came or went: every cached result and the walk are stale
         self.task: asyncio.Task | None = None
         self.last_start = float("-inf")
 
-    def request(self, paths: Iterable[Path], *, disk: bool = False, everything: bool = False) -> None:
+    def request(
+        self, paths: Iterable[Path], *, disk: bool = False, everything: bool = False, structural: bool = False
+    ) -> None:
         paths = set(paths)
         self.pending |= paths
         if disk:
             self.disk |= paths
-        self.everything = self.everything or everything
+        self.everything = self.everything or everything or structural
+        self.structural = self.structural or structural
         if self.task is None or self.task.done():
             self.task = asyncio.ensure_future(self._drain())
 
@@ -53,15 +58,17 @@ class Scheduler:
             wait = self.last_start + DELAY - time.monotonic()
             if wait > 0:
                 await asyncio.sleep(wait)
-            batch, disk, everything = self.pending, self.disk, self.everything
-            self.pending, self.disk, self.everything = set(), set(), False
+            batch, disk, everything, structural = self.pending, self.disk, self.everything, self.structural
+            self.pending, self.disk, self.everything, self.structural = set(), set(), False, False
             self.last_start = time.monotonic()
+            if not self.ls.connected:
+                return
             try:
-                await self._run(batch, disk, everything)
+                await self._run(batch, disk, everything, structural)
             except Exception:
                 log.exception("internal error while linting %s", ", ".join(sorted(map(str, batch))))
 
-    async def _run(self, batch: set[Path], disk: set[Path], everything: bool) -> None:
+    async def _run(self, batch: set[Path], disk: set[Path], everything: bool, structural: bool) -> None:
         ls = self.ls
         session = ls.session
         assert session is not None
@@ -71,6 +78,8 @@ class Scheduler:
         refresh = ls.pull_diagnostics and bool(ls.cap("workspace.diagnostics.refresh_support"))
 
         def job():
+            if structural:
+                session.touch_all(files_changed=True)
             for p in disk:
                 session.invalidate(p)
             if refresh:
@@ -96,7 +105,9 @@ def changed(ls: KimiLanguageServer, uri: str, *, opened: bool = False) -> None:
         return
     if ls.pull_diagnostics and (opened or not _matters_to_others(ls, path)):
         return  # the client pulls this document's diagnostics itself
-    ls.scheduler.request({path})
+    # a pin file nobody depends on yet may be new: it can govern any open launch
+    new_pin = adapters.is_dependency_file(path) and not (ls.session and ls.session.dependents.get(path))
+    ls.scheduler.request({path}, everything=new_pin)
 
 
 async def index_workspace(ls: KimiLanguageServer) -> None:

@@ -4,6 +4,7 @@
 the client supports it, plain ``changes`` otherwise. Lockfiles are never edited (they carry
 per-artifact hashes; the manifest is bumped and the re-lock command named instead).
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -53,13 +54,17 @@ def workspace_edit(
         if lines is None:
             return None
         snap = snaps.get(path)
-        per_uri.append((session.uri_of(path), snap.version if snap else None, text_edits(lines, items, session.encoding)))
+        per_uri.append(
+            (session.uri_of(path), snap.version if snap else None, text_edits(lines, items, session.encoding))
+        )
     if not per_uri:
         return None
     if document_changes:
         return T.WorkspaceEdit(
             document_changes=[
-                T.TextDocumentEdit(text_document=T.OptionalVersionedTextDocumentIdentifier(uri=uri, version=version), edits=es)
+                T.TextDocumentEdit(
+                    text_document=T.OptionalVersionedTextDocumentIdentifier(uri=uri, version=version), edits=es
+                )
                 for uri, version, es in per_uri
             ]
         )

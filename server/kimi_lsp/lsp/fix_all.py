@@ -1,5 +1,6 @@
 """``source.fixAll.kimi-lsp``: every safe fix of a document, planned and re-linted until stable by
 ``kimi_lsp.fixes`` (the same code as ``kimi-lsp --check --fix``), on a scratch workspace."""
+
 from __future__ import annotations
 
 from pathlib import Path

@@ -1,4 +1,5 @@
 """Markdown for one sglang flag (hover, completion documentation), from the release's schema."""
+
 from __future__ import annotations
 
 import re
@@ -12,7 +13,9 @@ def help_text(flag: Flag) -> str:
     text = flag.help or ""
     if text == SUPPRESS:
         return ""
-    text = text.replace("%(default)s", _show(flag.default)).replace("%(choices)s", ", ".join(map(str, flag.choices or ())))
+    text = text.replace("%(default)s", _show(flag.default)).replace(
+        "%(choices)s", ", ".join(map(str, flag.choices or ()))
+    )
     text = re.sub(r"%\((\w+)\)s", lambda m: m.group(1), text)
     return text.replace("%%", "%").strip()
 

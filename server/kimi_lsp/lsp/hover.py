@@ -1,5 +1,6 @@
 """Hover: a flag or YAML/TOML key (sglang's help for the pinned release), a pin line (what that
 version means for the launches it governs), a rule code in a suppression comment (rule docs)."""
+
 from __future__ import annotations
 
 import re

@@ -1,5 +1,6 @@
 """Logging: stderr always (stdout carries the protocol), and ``window/logMessage`` once a client
 is connected. pygls logs every message at INFO; that is turned down."""
+
 from __future__ import annotations
 
 import logging

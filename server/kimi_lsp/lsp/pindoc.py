@@ -1,5 +1,6 @@
 """Hover on a pin line: what the pinned flashinfer-python / sglang version means for the launches
 that depend on the file (the ``enable_dcp`` table, sglang's own flashinfer pin)."""
+
 from __future__ import annotations
 
 import logging
@@ -13,6 +14,7 @@ from kimi_lsp.text import Span
 
 log = logging.getLogger("kimi_lsp.lsp")
 _MAX_LAUNCHES = 8
+_MAX_LINTED = 200  # launch files linted for one hover at most
 
 
 def pin_at(session: Session, path: Path, offset: int) -> Pin | None:
@@ -38,14 +40,20 @@ def flashinfer_text(pin: Pin) -> str:
     if pin.version:
         ok = fi.has_enable_dcp(pin.version)
         if ok is True:
-            return f"✓ `{pin.name}` {pin.version} has `enable_dcp`: Kimi-K3 DCP with the cutedsl_mla decode backend can start."
+            return (
+                f"✓ `{pin.name}` {pin.version} has `enable_dcp`: "
+                "Kimi-K3 DCP with the cutedsl_mla decode backend can start."
+            )
         if ok is False:
             return (
                 f"✗ `{pin.name}` {pin.version} lacks `enable_dcp` in `trtllm_batch_decode_with_kv_cache_mla`: "
                 f"sglang refuses to start Kimi-K3 with DCP on cutedsl_mla. First release with it: {first} "
                 f"(first final: {final})."
             )
-        return f"? `{pin.name}` {pin.version}: whether it has `enable_dcp` cannot be told from the version; `kimi-lsp verify` checks the installed kernel."
+        return (
+            f"? `{pin.name}` {pin.version}: whether it has `enable_dcp` cannot be told from the version; "
+            "`kimi-lsp verify` checks the installed kernel."
+        )
     verdict = fi.classify([pin.specifier])
     return f"`{pin.name}{pin.specifier}`: {verdict.kind}. {verdict.detail}".strip()
 
@@ -68,10 +76,26 @@ def sglang_text(pin: Pin) -> str | None:
     return " ".join(lines)
 
 
+def lint_governed(session: Session, path: Path) -> None:
+    """Lint (when stale) the workspace's launch files this pin file can govern, so that the hover
+    can say what the pin means for them even when none is open."""
+    from kimi_lsp.pins import discovery
+    from kimi_lsp.workspace import find_repo_root
+
+    try:
+        roots = discovery.governed_roots(path, session.workspace, find_repo_root(path.parent, None))
+    except Exception:
+        log.debug("cannot find what %s governs", path, exc_info=True)
+        return
+    files = [f for f in session.index() if any(r == f.parent or r in f.parents for r in roots)]
+    for f in files[:_MAX_LINTED]:
+        session.lint_if_stale(f)
+
+
 def launches_text(session: Session, path: Path) -> str:
     deps = sorted(session.dependents.get(path, set()))
     if not deps:
-        return "No linted launch depends on this file yet (open one, or run a workspace diagnostic)."
+        return "No launch in the workspace depends on this file."
     rows = []
     for d in deps[:_MAX_LAUNCHES]:
         res = session.results.get(d)
@@ -97,9 +121,13 @@ def pin_hover(session: Session, path: Path, offset: int) -> tuple[str, Span] | N
     if pin.name == "flashinfer-python":
         text = flashinfer_text(pin)
     elif pin.name in fi.WATCHED:
-        text = f"`{pin.name}` ships kernels for flashinfer-python and must carry the same version (a bump moves them together)."
+        text = (
+            f"`{pin.name}` ships kernels for flashinfer-python and must carry the same version "
+            "(a bump moves them together)."
+        )
     elif pin.name == "sglang":
         text = sglang_text(pin) or f"`sglang{pin.specifier}`"
     else:
         return None
+    lint_governed(session, path)
     return f"{text}\n\n{launches_text(session, path)}", pin.span

@@ -1,5 +1,6 @@
 """Pull diagnostics: ``textDocument/diagnostic`` (result ids) and ``workspace/diagnostic``
 (launch files that are not open), for clients that pull (ruff's choice: pull when offered)."""
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
@@ -36,7 +37,13 @@ def register(ls: KimiLanguageServer) -> None:
         items: list = []
         for r in reports:
             if previous.get(r.uri) == r.result_id:
-                items.append(T.WorkspaceUnchangedDocumentDiagnosticReport(uri=r.uri, version=None, result_id=r.result_id))
+                items.append(
+                    T.WorkspaceUnchangedDocumentDiagnosticReport(uri=r.uri, version=None, result_id=r.result_id)
+                )
             else:
-                items.append(T.WorkspaceFullDocumentDiagnosticReport(uri=r.uri, version=None, items=r.items, result_id=r.result_id))
+                items.append(
+                    T.WorkspaceFullDocumentDiagnosticReport(
+                        uri=r.uri, version=None, items=r.items, result_id=r.result_id
+                    )
+                )
         return T.WorkspaceDiagnosticReport(items=items)

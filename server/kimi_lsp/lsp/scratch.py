@@ -1,5 +1,6 @@
 """Linting "what if" texts without touching the session: a fresh Workspace over the open
 documents plus the candidate texts, and a fresh engine with the session's settings."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -42,5 +43,7 @@ def launch_signature(eng: Engine, path: Path) -> tuple:
     sig = []
     for cmd in surface.launches:
         entries = tuple((e.key.value, repr(e.value)) for e in cmd.config.entries) if cmd.config else ()
-        sig.append((cmd.entry.value, cmd.program.value, tuple(t.value for t in cmd.argv), entries, len(surface.problems)))
+        sig.append(
+            (cmd.entry.value, cmd.program.value, tuple(t.value for t in cmd.argv), entries, len(surface.problems))
+        )
     return (tuple(sig), len(surface.problems))

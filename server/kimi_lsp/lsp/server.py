@@ -3,6 +3,7 @@
 ``build_server()`` returns a fresh server with every handler registered (tests build their own;
 there is no module singleton). ``run()`` is what ``kimi-lsp serve`` calls.
 """
+
 from __future__ import annotations
 
 import asyncio

@@ -4,6 +4,7 @@ Everything here runs on the single lint thread (``Session.pool``): the engine is
 not thread-safe, so one worker serialises overlay updates, lints, hovers and completions. The
 event loop only takes snapshots of the open documents and hands them over.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -70,6 +71,12 @@ class Session:
         self.synced: dict[Path, int | None] = {}
         self.uris: dict[Path, str] = {}
         self.indexed = False
+        # freshness: a result is reused while neither its file nor what it depends on changed
+        self.generation = 0
+        self.changed_at: dict[Path, int] = {}
+        self.linted_at: dict[Path, int] = {}
+        self.all_stale_at = 0
+        self.files: list[Path] | None = None  # the workspace walk, until files come or go
 
     # -- engine -------------------------------------------------------------------------------
     def new_engine(self, workspace: Workspace) -> adapters.SessionEngine:
@@ -82,7 +89,24 @@ class Session:
         self.editor = editor
         self.engine = self.new_engine(self.workspace)
         self.workspace.invalidate(None)
-        self.results.clear()
+        self.touch_all()
+
+    def touch(self, path: Path) -> None:
+        self.generation += 1
+        self.changed_at[path] = self.generation
+
+    def touch_all(self, files_changed: bool = False) -> None:
+        """Everything may have changed (settings, a pin file created or deleted)."""
+        self.generation += 1
+        self.all_stale_at = self.generation
+        if files_changed:
+            self.files = None
+
+    def fresh(self, path: Path) -> bool:
+        at, res = self.linted_at.get(path), self.results.get(path)
+        if at is None or res is None or at < self.all_stale_at:
+            return False
+        return all(self.changed_at.get(p, 0) <= at for p in (path, *res.depends_on))
 
     def sync(self, snaps: Snaps) -> set[Path]:
         """Make the workspace overlays match the open documents; return the paths that changed."""
@@ -92,19 +116,20 @@ class Session:
             if path in self.synced and self.synced[path] == snap.version and snap.version is not None:
                 continue
             self.workspace.set_overlay(path, snap.text)
-            self.engine.invalidate(path)
+            self.invalidate(path)
             self.synced[path] = snap.version
             changed.add(path)
         for path in [p for p in self.synced if p not in snaps]:
             del self.synced[path]
             self.uris.pop(path, None)
             self.workspace.drop_overlay(path)
-            self.engine.invalidate(path)
+            self.invalidate(path)
             changed.add(path)
         return changed
 
     def invalidate(self, path: Path) -> None:
         self.engine.invalidate(path)
+        self.touch(path)
 
     # -- reading ------------------------------------------------------------------------------
     def text_of(self, path: Path) -> str | None:
@@ -126,7 +151,12 @@ class Session:
             result = FileResult(path, [])
         self.engine.errors.clear()  # already logged once by the engine
         self._store(result)
+        self.linted_at[path] = self.generation
         return result
+
+    def lint_if_stale(self, path: Path) -> None:
+        if not self.fresh(path):
+            self.lint(path)
 
     def _store(self, result: FileResult) -> None:
         old = self.results.get(result.path)
@@ -197,28 +227,32 @@ class Session:
         """``textDocument/diagnostic``: the document's diagnostics as of the snapshot."""
         self.sync(snaps)
         for r in sorted(self.referrers(path)):
-            self.lint(r)
-        self.lint(path)
+            self.lint_if_stale(r)
+        self.lint_if_stale(path)
         snap = snaps.get(path)
         return self.report(path, snap.version if snap else None)
 
     # -- the whole workspace ------------------------------------------------------------------
     def index(self) -> list[Path]:
-        files = adapters.walk_workspace(self.folders, MAX_INDEXED_FILES)
+        """The workspace's launch-file candidates (walked once until files come or go), and
+        which of them are ``--config`` files of other launches."""
+        if self.files is not None and self.indexed:
+            return self.files
+        self.files = adapters.walk_workspace(self.folders, MAX_INDEXED_FILES)
         try:
-            adapters.index_config_references(self.engine, files)
+            adapters.index_config_references(self.engine, self.files)
         except Exception:
             log.exception("internal error while indexing --config references")
         self.indexed = True
-        return files
+        return self.files
 
     def workspace_reports(self, snaps: Snaps) -> list[DocReport]:
-        """``workspace/diagnostic``: launch files that are not open."""
+        """``workspace/diagnostic``: launch files that are not open (re-linted only when they
+        or what they depend on changed)."""
         self.sync(snaps)
-        files = self.index()
-        closed = [f for f in files if f not in snaps]
+        closed = [f for f in self.index() if f not in snaps]
         for f in closed:
-            self.lint(f)
+            self.lint_if_stale(f)
         return [self.report(f, None) for f in closed]
 
 

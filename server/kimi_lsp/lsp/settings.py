@@ -5,6 +5,7 @@ accepted too, as VS Code settings are written that way). The project's configura
 unless ``configurationPreference`` is ``"editor"`` (ruff's ``filesystemFirst`` default). Invalid
 values are reported and left out; the rest still applies (jedi-language-server).
 """
+
 from __future__ import annotations
 
 import re
@@ -33,7 +34,7 @@ def _codes(value: object, key: str, problems: list[str]) -> tuple[str, ...] | No
     if isinstance(value, str):
         value = [v for v in re.split(r"[,\s]+", value) if v]
     if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
-        problems.append(f"`kimi-lsp.{key}` must be a list of rule codes like [\"KL101\", \"KL2\"]")
+        problems.append(f'`kimi-lsp.{key}` must be a list of rule codes like ["KL101", "KL2"]')
         return None
     codes = tuple(v.strip().upper() for v in value)
     bad = [c for c in codes if not _CODE.match(c)]
@@ -44,7 +45,7 @@ def _codes(value: object, key: str, problems: list[str]) -> tuple[str, ...] | No
 
 def _severity(value: object, problems: list[str]) -> tuple[tuple[str, Severity], ...] | None:
     if not isinstance(value, dict):
-        problems.append("`kimi-lsp.severity` must map codes to \"error\", \"warning\" or \"info\"")
+        problems.append('`kimi-lsp.severity` must map codes to "error", "warning" or "info"')
         return None
     out = []
     for code, sev in value.items():

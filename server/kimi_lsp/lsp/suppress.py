@@ -6,6 +6,7 @@ launches must read exactly as before (argv words, config entries, no new parse e
 diagnostic must be gone. A line inside a ``\\`` continuation cannot carry a comment at all; there
 the action becomes "Ignore KLxxx in this file" (``ignore-file``).
 """
+
 from __future__ import annotations
 
 import re
@@ -78,7 +79,9 @@ def _count(diags, code: str) -> int:
     return sum(1 for d in diags if d.code == code)
 
 
-def ignore_edit(session: Session, snaps: Snaps, path: Path, code: str, line: int, scope: str) -> tuple[Span, str] | None:
+def ignore_edit(
+    session: Session, snaps: Snaps, path: Path, code: str, line: int, scope: str
+) -> tuple[Span, str] | None:
     """The first candidate that suppresses ``code`` without changing what the launches say."""
     text = session.text_of(path)
     if text is None:

@@ -1,5 +1,6 @@
 """Pin files and launch files changing on disk: dynamic ``didChangeWatchedFiles`` registration,
 then ``workspace/diagnostic/refresh`` (pull clients) or a re-publish (push clients)."""
+
 from __future__ import annotations
 
 import logging
@@ -52,10 +53,21 @@ async def register_watchers(ls: KimiLanguageServer) -> None:
 
 
 def register(ls: KimiLanguageServer) -> None:
+    @ls.feature(T.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
+    async def did_change_workspace_folders(ls: KimiLanguageServer, params: T.DidChangeWorkspaceFoldersParams) -> None:
+        from kimi_lsp.lsp import documents
+
+        if ls.session is None:
+            return
+        folders = [p for f in ls.workspace.folders.values() if (p := uri_to_path(f.uri)) is not None]
+        ls.session.folders = folders or [ls.session.root]
+        ls.session.files = None
+        await documents.index_workspace(ls)
+
     @ls.feature(T.WORKSPACE_DID_CHANGE_WATCHED_FILES)
     def did_change_watched_files(ls: KimiLanguageServer, params: T.DidChangeWatchedFilesParams) -> None:
         paths = {p for c in params.changes if (p := uri_to_path(c.uri)) is not None}
         structural = any(c.type != T.FileChangeType.Changed for c in params.changes)
         if paths and ls.scheduler is not None:
             # a created or deleted pin file can govern launches that never depended on it
-            ls.scheduler.request(paths, disk=True, everything=structural)
+            ls.scheduler.request(paths, disk=True, structural=structural)

@@ -338,6 +338,41 @@ def pin_from_string(
     return PinDraft(pin, problem)
 
 
+YAML_MAX_FLOW_DEPTH = 100
+
+
+def yaml_flow_too_deep(text: str, limit: int = YAML_MAX_FLOW_DEPTH) -> int | None:
+    """Offset where ``[``/``{`` (outside quotes and comments) first nest ``limit`` deep, else None.
+
+    PyYAML's pure-Python scanner is quadratic in flow nesting (it re-checks every open level's
+    possible simple key per token): a 5,000-deep ``[[[...`` takes it ~10 s before its composer
+    overflows the stack. No lockfile nests like that, so such text is refused up front."""
+    if text.count("[") + text.count("{") < limit:
+        return None
+    depth, i, n, quote = 0, 0, len(text), ""
+    while i < n:
+        c = text[i]
+        if quote:
+            if quote == '"' and c == "\\":
+                i += 1
+            elif c == quote:
+                quote = ""
+        elif c in "\"'":
+            quote = c
+        elif c == "#" and (i == 0 or text[i - 1] in " \t\r\n"):
+            j = text.find("\n", i)
+            i = n if j < 0 else j
+            continue
+        elif c in "[{":
+            depth += 1
+            if depth >= limit:
+                return i
+        elif c in "]}":
+            depth = max(0, depth - 1)
+        i += 1
+    return None
+
+
 def failed_source(path: Path, fmt: str, message: str, *, is_lock: bool = False) -> PinSource:
     return PinSource(path, fmt, is_lock, (), problems=(PinProblem(message, Span(0, 0)),))
 

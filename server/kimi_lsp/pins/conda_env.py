@@ -13,7 +13,7 @@ import re
 
 import yaml
 
-from kimi_lsp.pins._pep508 import OffsetMap, canonical, failed_source, sole_version
+from kimi_lsp.pins._pep508 import OffsetMap, canonical, failed_source, sole_version, yaml_flow_too_deep
 from kimi_lsp.pins.model import Pin, PinProblem, PinSource
 from kimi_lsp.pins.requirements import read_line_string, read_requirements_tree, resolve_include
 from kimi_lsp.text import Located, Span
@@ -139,6 +139,10 @@ def read_conda_env(source: SourceText, workspace: Workspace | None = None) -> Pi
     file's directory); ``read_conda_env_tree`` reads them too.
     """
     fmt = "environment.yml"
+    deep = yaml_flow_too_deep(source.text)
+    if deep is not None:
+        return PinSource(source.path, fmt, False, (), tool="conda",
+                         problems=(PinProblem("invalid YAML: collections nested too deeply", Span(deep, deep + 1)),))
     try:
         root = yaml.compose(source.text, Loader=yaml.SafeLoader)
     except yaml.YAMLError as exc:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 import re
-import tomllib
+from kimi_lsp._toml import tomllib
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from pathlib import Path, PurePosixPath
@@ -386,7 +386,7 @@ def _uv_workspace_globs(pyproject: Path, workspace: Workspace) -> tuple[tuple[st
     if isinstance(src, SourceText):
         try:
             data = tomllib.loads(src.text)
-        except tomllib.TOMLDecodeError:
+        except (tomllib.TOMLDecodeError, RecursionError):  # tomllib recurses per nesting level
             data = {}
         table = data.get("tool", {}).get("uv", {}).get("workspace") if isinstance(data.get("tool"), dict) else None
         if isinstance(table, dict):

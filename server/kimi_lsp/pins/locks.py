@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 import re
-import tomllib
+from kimi_lsp._toml import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -684,6 +684,12 @@ def _read_pipfile_lock(source: SourceText) -> PinSource:
 def _read_conda_lock(source: SourceText) -> PinSource:
     fmt, tool = "conda-lock", "conda"
     relock = f"conda-lock lock --lockfile {source.path.name} --update {{name}}"
+    from kimi_lsp.pins._pep508 import yaml_flow_too_deep
+
+    deep = yaml_flow_too_deep(source.text)
+    if deep is not None:
+        return PinSource(source.path, fmt, True, (), tool=tool, relock_command=relock,
+                         problems=(PinProblem(f"{source.path.name} is not valid YAML: collections nested too deeply", Span(deep, deep + 1)),))
     try:
         root = yaml.compose(source.text, Loader=yaml.SafeLoader)
     except yaml.YAMLError as exc:

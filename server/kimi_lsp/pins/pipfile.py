@@ -5,7 +5,7 @@ Values are ``"==0.6.10"``, ``"*"``, or ``{version = "==0.6.10", extras = [...], 
 """
 from __future__ import annotations
 
-import tomllib
+from kimi_lsp._toml import tomllib
 
 from kimi_lsp.pins._pep508 import failed_source, locate_toml
 from kimi_lsp.pins.model import PinSource

@@ -9,7 +9,7 @@ other requirements untouched by a bump). Poetry constraints (``^0.6.10``, ``~0.6
 from __future__ import annotations
 
 import re
-import tomllib
+from kimi_lsp._toml import tomllib
 from pathlib import Path
 from typing import Any
 

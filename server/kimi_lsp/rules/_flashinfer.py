@@ -340,7 +340,9 @@ def related_for(ctx: LaunchContext, f: Finding) -> tuple[Related, ...]:
     if f.source.is_lock and f.via_sglang is None:
         man = _manifest_of_lock(ctx, f.source)
         for p in _fi_pins(man) if man is not None else ():
-            out.append(Related(Location(man.path, p.span), f"{man.path.name} requires flashinfer-python{p.native_spec or p.specifier}"))
+            spec = p.native_spec or p.specifier or " (any version)"
+            spec = spec if spec[:1] in "=<>!~^ " else f" {spec}"
+            out.append(Related(Location(man.path, p.span), f"{man.path.name} requires flashinfer-python{spec}"))
     return tuple(out)
 
 

@@ -48,6 +48,10 @@ except ImportError:  # PyYAML built without libyaml
 
 MAX_ALIAS_NODES = 10_000  # nodes that alias expansion may add to a document
 MAX_DEPTH = 100
+# Pure-Python PyYAML reads flow-heavy text at ~100 KB/s: re-reading a large file only to word an
+# error the way yaml.safe_load does could take minutes (7 MB: 160 s). Above this, libyaml's
+# wording (same position) is kept.
+PURE_REPARSE_MAX_CHARS = 64 * 1024
 
 STR_TAG = "tag:yaml.org,2002:str"
 NULL_TAG = "tag:yaml.org,2002:null"
@@ -146,7 +150,7 @@ def load(text: str) -> Loaded:
     """Compose every document of ``text``; stops at the first error, keeping what came before."""
     cls = _loader_class(text)
     loaded = _load(text, cls)
-    if cls is _CLoader and loaded.syntax_error:
+    if cls is _CLoader and loaded.syntax_error and len(text) <= PURE_REPARSE_MAX_CHARS:
         # Report errors the way yaml.safe_load (pure Python, what sglang runs) words them.
         return _load(text, yaml.SafeLoader)
     return loaded
@@ -251,7 +255,9 @@ def _compose(loader: yaml.SafeLoader) -> Node:
 def single_document_problem(text: str) -> SyntaxProblem | None:
     """What ``yaml.safe_load`` says about a stream of several documents (sglang reads one)."""
     try:
-        loader = yaml.SafeLoader(text)
+        # every document already composed within the limits, so libyaml's composer is safe here
+        big = len(text) > PURE_REPARSE_MAX_CHARS
+        loader = _loader_class(text)(text) if big else yaml.SafeLoader(text)
         try:
             loader.get_single_node()
         finally:

@@ -109,11 +109,29 @@ def _sglang_key(key: str, is_sglang_key: SglangKey | None) -> bool:
         return False
 
 
+# sglang has about 650 options; a YAML file with more top-level keys than this is classified from
+# its first ones (each unknown key costs the schema an argparse-style prefix scan: a hostile file
+# with 300,000 keys took 30 s to classify).
+MAX_CLASSIFY_KEYS = 4096
+
+
 def looks_like_config(keys: list[str], is_sglang_key: SglangKey | None) -> bool:
     """Whether root keys are those of an sglang ``--config``: most of them are sglang flags."""
+    keys = keys[:MAX_CLASSIFY_KEYS]
     if not keys or any(k in _FOREIGN_ROOT_KEYS and not _sglang_key(k, is_sglang_key) for k in keys):
         return False
-    known = sum(1 for k in keys if _sglang_key(k, is_sglang_key))
+    seen: dict[str, bool] = {}
+    known = unknown = 0
+    for k in keys:
+        hit = seen.get(k)
+        if hit is None:
+            hit = seen[k] = _sglang_key(k, is_sglang_key)
+        if hit:
+            known += 1
+        else:
+            unknown += 1
+            if is_sglang_key is not None and unknown * 2 >= len(keys):
+                return False  # a majority can no longer be known keys
     if known == 0:
         return False
     if is_sglang_key is not None:

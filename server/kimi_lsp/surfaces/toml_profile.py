@@ -11,7 +11,7 @@ span of its last key part, of its value, and of each array item.
 from __future__ import annotations
 
 import re
-import tomllib
+from kimi_lsp._toml import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -46,8 +46,34 @@ def has_sglang_table(text: str) -> bool:
         return False
     try:
         return isinstance(tomllib.loads(text).get("sglang"), dict)
-    except tomllib.TOMLDecodeError:
+    except (tomllib.TOMLDecodeError, RecursionError):  # tomllib recurses per nesting level
         return _SGLANG_HEADER_RE.search(text) is not None
+
+
+def _deep_nesting_span(text: str, limit: int = 100) -> Span:
+    """Where brackets outside strings and comments first nest ``limit`` deep (else the start)."""
+    depth, i, n, quote = 0, 0, len(text), ""
+    while i < n:
+        c = text[i]
+        if quote:
+            if c == "\\" and quote == '"':
+                i += 1
+            elif c == quote or c == "\n":
+                quote = ""
+        elif c in "\"'":
+            quote = c
+        elif c == "#":
+            j = text.find("\n", i)
+            i = n if j < 0 else j
+            continue
+        elif c in "[{":
+            depth += 1
+            if depth >= limit:
+                return Span(i, i + 1)
+        elif c in "]}":
+            depth = max(0, depth - 1)
+        i += 1
+    return Span(0, 0)
 
 
 def toml_problem(exc: tomllib.TOMLDecodeError, text: str) -> SyntaxProblem:
@@ -235,6 +261,9 @@ def read_toml(path: Path, text: str, *, forced: bool = False) -> SurfaceResult:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         return SurfaceResult(problems=(toml_problem(exc, text),), is_launch_file=forced or has_sglang_table(text))
+    except RecursionError:  # tomllib recurses per nesting level: report where the nesting starts
+        problem = SyntaxProblem("TOML syntax error: arrays or tables nested too deeply", _deep_nesting_span(text))
+        return SurfaceResult(problems=(problem,), is_launch_file=forced or has_sglang_table(text))
     table = data.get("sglang")
     if not isinstance(table, dict):
         note = ("no [sglang] table",) if forced else ()

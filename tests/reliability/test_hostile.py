@@ -1,0 +1,438 @@
+"""Hostile input: each gets a clear diagnostic (or is skipped, with the reason noted here), within
+bounded time and memory.
+
+Time bounds are generous (this suite runs on a loaded 2-core CI machine); each would catch an
+exponential blow-up or a hang, not a slow day. Memory is measured with tracemalloc where the
+input could make the process allocate without bound (alias bombs, nesting).
+"""
+from __future__ import annotations
+
+import builtins
+import io
+import os
+import sys
+import time
+import tracemalloc
+from contextlib import redirect_stderr, redirect_stdout
+from pathlib import Path
+
+import pytest
+
+from kimi_lsp.cli.main import main as cli_main
+from kimi_lsp.pins import discovery
+from kimi_lsp.walk import walk
+from kimi_lsp.workspace import MAX_FILE_BYTES, Workspace
+
+from ._support import fresh_engine, make_repo
+
+K3 = "model-path: moonshotai/Kimi-K3\ntp-size: 8\ndcp-size: 8\ndecode-attention-backend: cutedsl_mla\n"
+MB = 1024 * 1024
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    root = make_repo(tmp_path / "repo")
+    (root / "requirements.txt").write_text("sglang==0.5.23\nflashinfer-python==0.6.16.post4\n", "utf-8")
+    return root
+
+
+def lint(root: Path, name: str, data: bytes | str, *, seconds: float = 10.0, max_mb: float | None = None):
+    path = root / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(data, str):
+        path.write_text(data, "utf-8", newline="")
+    else:
+        path.write_bytes(data)
+    eng = fresh_engine(root)
+    if max_mb is not None:
+        tracemalloc.start()
+    t0 = time.perf_counter()
+    try:
+        result = eng.lint_file(path)
+    finally:
+        elapsed = time.perf_counter() - t0
+        if max_mb is not None:
+            _, peak = tracemalloc.get_traced_memory()
+            tracemalloc.stop()
+    assert elapsed < seconds, f"{name}: {elapsed:.1f}s"
+    if max_mb is not None:
+        assert peak < max_mb * MB, f"{name}: peak {peak / MB:.0f} MiB"
+    assert not eng.errors, eng.errors
+    return result
+
+
+def codes(result, path: Path | None = None) -> list[str]:
+    return [d.code for d in result.diagnostics if path is None or d.path == path]
+
+
+def messages(result, code: str) -> list[str]:
+    return [d.message for d in result.diagnostics if d.code == code]
+
+
+# -- YAML bombs and depth -----------------------------------------------------------------------
+
+
+def billion_laughs(levels: int = 9, width: int = 9) -> str:
+    """An sglang config whose one value expands to width**levels strings (387M for 9x9)."""
+    lines = ["model-path: moonshotai/Kimi-K3", "tp-size: 8", "dcp-size: 8", "lora-paths:", '  - &a0 ["lol"]']
+    for i in range(1, levels + 1):
+        lines.append(f"  - &a{i} [" + ", ".join([f"*a{i - 1}"] * width) + "]")
+    lines.append(f"served-model-name: *a{levels}")
+    return "\n".join(lines) + "\n"
+
+
+@pytest.mark.parametrize("name", ["k3.yaml", "deploy/k8s.yaml", ".github/workflows/ci.yml"])
+def test_alias_bomb_is_refused_quickly(repo: Path, name: str) -> None:
+    text = billion_laughs()
+    if name != "k3.yaml":  # embedded launch surfaces: the bomb sits next to a real launch
+        text = "apiVersion: v1\nkind: Pod\nspec:\n  containers:\n    - command: [python3, -m, sglang.launch_server]\n" + \
+            "      args: *a9\n" + "x:\n" + "".join("  " + ln + "\n" for ln in billion_laughs().splitlines()[3:])
+    result = lint(repo, name, text, seconds=10, max_mb=150)
+    if name == "k3.yaml":
+        assert any("alias" in m for m in messages(result, "KL001")), result.diagnostics
+
+
+def test_recursive_alias_does_not_loop(repo: Path) -> None:
+    text = "model-path: moonshotai/Kimi-K3\nloop: &x [*x]\n"  # libyaml rejects; must not hang either way
+    lint(repo, "k3.yaml", text, seconds=10, max_mb=100)
+
+
+@pytest.mark.parametrize("shape", ["flow-seq", "flow-map", "block-map", "block-seq"])
+def test_deep_yaml_nesting(repo: Path, shape: str) -> None:
+    n = 20_000 if shape.startswith("flow") else 2_000
+    if shape == "flow-seq":
+        body = "[" * n + "]" * n
+    elif shape == "flow-map":
+        body = "{a: " * n + "1" + "}" * n
+    elif shape == "block-map":
+        body = "".join("  " * i + "a:\n" for i in range(n)) + "  " * n + "b: 1\n"
+    else:
+        body = "".join("  " * i + "-\n" for i in range(n)) + "  " * n + "1\n"
+    text = "model-path: moonshotai/Kimi-K3\ndcp-size: 8\nx:\n  " + body.replace("\n", "\n  ") if shape.startswith("block") else \
+        f"model-path: moonshotai/Kimi-K3\ndcp-size: 8\nx: {body}\n"
+    result = lint(repo, "k3.yaml", text, seconds=20, max_mb=300)
+    assert any("nesting" in m for m in messages(result, "KL001")), [d.message for d in result.diagnostics]
+
+
+def test_deep_toml_nesting(repo: Path) -> None:
+    n = 5_000
+    text = '[sglang]\nmodel-path = "moonshotai/Kimi-K3"\nx = ' + "[" * n + "]" * n + "\n"
+    result = lint(repo, "profile.toml", text, seconds=20, max_mb=300)
+    assert "KL001" in codes(result), [(d.code, d.message) for d in result.diagnostics]
+
+
+@pytest.mark.parametrize("name", ["uv.lock", "poetry.lock", "pylock.toml", "pyproject.toml", "Pipfile.lock", "conda-lock.yml"])
+def test_deep_nesting_in_pin_files(repo: Path, name: str) -> None:
+    n = 5_000
+    if name == "Pipfile.lock":
+        text = '{"default": ' + "[" * n + "]" * n + "}"
+    elif name.endswith(".yml"):
+        text = "package: " + "[" * n + "]" * n + "\n"
+    else:
+        text = "x = " + "[" * n + "]" * n + "\n"
+    path = repo / name
+    path.write_text(text, "utf-8")
+    t0 = time.perf_counter()
+    sources = discovery.read_pin_file(path, Workspace(repo))
+    assert time.perf_counter() - t0 < 20
+    assert sources and sources[0].problems, sources
+    lint(repo, "k3.yaml", K3, seconds=20)
+
+
+@pytest.mark.parametrize("name", ["pyproject.toml", "kimi-lsp.toml"])
+def test_deep_nesting_in_project_files_above_a_member(repo: Path, name: str) -> None:
+    """A deeply nested pyproject.toml / kimi-lsp.toml at the root: read for uv workspaces and
+    for settings while linting a launch in a member project below it."""
+    (repo / name).write_text("x = " + "[" * 5000 + "]" * 5000 + "\n", "utf-8")
+    (repo / "member").mkdir()
+    (repo / "member" / "pyproject.toml").write_text('[project]\nname = "m"\ndependencies = ["flashinfer-python==0.6.16.post4"]\n', "utf-8")
+    result = lint(repo, "member/k3.yaml", K3, seconds=20)
+    assert "KL101" in codes(result)  # the launch is still checked
+    if name == "kimi-lsp.toml":  # and the broken configuration is reported on itself
+        assert "KL002" in codes(fresh_engine(repo).lint_file(repo / name))
+
+
+# -- size, binary, encodings ----------------------------------------------------------------------
+
+
+def test_50_mb_launch_file_is_skipped_with_kl001(repo: Path) -> None:
+    data = (K3 + "# padding " + "x" * 100 + "\n") * (50 * MB // 120)
+    result = lint(repo, "k3.yaml", data, seconds=10, max_mb=64)
+    assert len(data) > MAX_FILE_BYTES
+    assert any("too large" in m for m in messages(result, "KL001"))
+
+
+def test_50_mb_pin_file_is_a_pin_problem(repo: Path) -> None:
+    (repo / "requirements.txt").write_bytes(b"flashinfer-python==0.6.16.post4\n" * (50 * MB // 32))
+    t0 = time.perf_counter()
+    sources = discovery.read_pin_file(repo / "requirements.txt", Workspace(repo))
+    assert time.perf_counter() - t0 < 10
+    assert sources[0].problems and "too large" in sources[0].problems[0].message
+    result = lint(repo, "k3.yaml", K3, seconds=10)
+    assert "KL001" not in codes(result)
+
+
+def test_file_just_under_the_limit_is_linted_in_bounded_time(repo: Path) -> None:
+    # a 7 MiB config: big but legal; linear-time readers finish it
+    text = K3 + "".join(f"# comment line {i} {'y' * 60}\n" for i in range(7 * MB // 80))
+    lint(repo, "k3.yaml", text, seconds=30, max_mb=400)
+
+
+@pytest.mark.parametrize("name", ["k3.yaml", "run.sh", "Dockerfile", "profile.toml"])
+def test_binary_file(repo: Path, name: str) -> None:
+    data = bytes(range(256)) * 64
+    result = lint(repo, name, data)
+    assert any("binary" in m for m in messages(result, "KL001")), result.diagnostics
+
+
+def test_binary_pin_file(repo: Path) -> None:
+    (repo / "uv.lock").write_bytes(b"\x00\x01\x02" * 1000)
+    sources = discovery.read_pin_file(repo / "uv.lock", Workspace(repo))
+    assert sources[0].problems and "binary" in sources[0].problems[0].message
+    lint(repo, "k3.yaml", K3)
+
+
+@pytest.mark.parametrize("name", ["k3.yaml", "run.sh", "Dockerfile", "profile.toml"])
+def test_invalid_utf8(repo: Path, name: str) -> None:
+    data = K3.encode() + b"bad: \xff\xfe\xc3(\n"
+    result = lint(repo, name, data)
+    found = messages(result, "KL001")
+    assert any("UTF-8" in m and "0xff" in m for m in found), result.diagnostics
+
+
+def _lines_of(result, path: Path, text: str) -> list[tuple[str, int]]:
+    out = []
+    for d in result.diagnostics:
+        if d.path == path:
+            out.append((d.code, text.count("\n", 0, d.location.span.start) + text.count("\r", 0, d.location.span.start) - text.count("\r\n", 0, d.location.span.start)))
+    return sorted(out)
+
+
+@pytest.mark.parametrize("bom", [False, True])
+@pytest.mark.parametrize("newline", ["\n", "\r\n"])
+def test_crlf_and_bom_lint_like_lf(repo: Path, bom: bool, newline: str) -> None:
+    base = lint(repo, "k3.yaml", K3)
+    want = _lines_of(base, repo / "k3.yaml", K3)
+    text = K3.replace("\n", newline)
+    data = ("\ufeff" if bom else "") + text
+    got = lint(repo, "k3.yaml", data.encode("utf-8"))
+    assert _lines_of(got, repo / "k3.yaml", text) == want
+    assert "KL101" in codes(got)
+
+
+def test_crlf_shell_continuations(repo: Path) -> None:
+    text = "#!/bin/bash\r\npython3 -m sglang.launch_server \\\r\n  --model-path moonshotai/Kimi-K3 \\\r\n  --dcp-size 8 \\\r\n  --decode-attention-backend cutedsl_mla\r\n"
+    result = lint(repo, "run.sh", text.encode())
+    assert "KL101" in codes(result), result.diagnostics
+
+
+def test_utf16_with_bom(repo: Path) -> None:
+    result = lint(repo, "k3.yaml", "\ufeff".encode("utf-16-le") + K3.encode("utf-16-le"))
+    assert "KL101" in codes(result) or "KL001" in codes(result)
+
+
+# -- filesystem oddities --------------------------------------------------------------------------
+
+
+def test_symlink_loops_terminate(repo: Path) -> None:
+    (repo / "deploy").mkdir()
+    (repo / "deploy" / "k3.yaml").write_text(K3, "utf-8")
+    os.symlink("..", repo / "deploy" / "up")  # a directory loop
+    os.symlink("self.yaml", repo / "self.yaml")  # a file that points at itself
+    os.symlink("b.yaml", repo / "a.yaml")
+    os.symlink("a.yaml", repo / "b.yaml")  # a two-link cycle
+    t0 = time.perf_counter()
+    found = list(walk(repo, repo))
+    assert time.perf_counter() - t0 < 10
+    assert repo / "deploy" / "k3.yaml" in found
+    assert not {repo / "self.yaml", repo / "a.yaml", repo / "b.yaml"} & set(found)
+    eng = fresh_engine(repo)
+    eng.lint_file(repo / "deploy" / "k3.yaml")
+    assert not eng.errors
+
+
+# Reported: Path.resolve() raises RuntimeError("Symlink loop") on Python 3.11 in
+# engine.Engine.lint_file (engine.py:111) and cli/check.collect_files (cli/check.py:42).
+SYMLINK_LOOP_BUG = "Path.resolve() on a looping link raises RuntimeError (engine.py lint_file, cli/check.py collect_files)"
+
+
+@pytest.mark.xfail(raises=RuntimeError, strict=False, reason=SYMLINK_LOOP_BUG)
+def test_engine_on_a_looping_link(repo: Path) -> None:
+    os.symlink("self.yaml", repo / "self.yaml")
+    result = fresh_engine(repo).lint_file(repo / "self.yaml")  # unreadable -> KL001 or nothing
+    assert all(d.code == "KL001" for d in result.diagnostics)
+
+
+@pytest.mark.xfail(raises=RuntimeError, strict=False, reason=SYMLINK_LOOP_BUG)
+def test_cli_on_symlink_loop_paths(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``kimi-lsp --check`` given a looping link exits 0/1/2 with a message, never a traceback."""
+    os.symlink("self.yaml", repo / "self.yaml")
+    (repo / "k3.yaml").write_text(K3, "utf-8")
+    monkeypatch.chdir(repo)
+    for argv in (["--check", "."], ["--check", "self.yaml"], ["--check", "k3.yaml", "self.yaml"]):
+        out, err = io.StringIO(), io.StringIO()
+        with redirect_stdout(out), redirect_stderr(err):
+            rc = cli_main(argv)
+        assert rc in (0, 1, 2), (argv, rc)
+        assert "Traceback" not in err.getvalue(), err.getvalue()
+
+
+def test_fifo_and_device_are_not_read(repo: Path) -> None:
+    if not hasattr(os, "mkfifo"):
+        pytest.skip("no FIFOs here")
+    os.mkfifo(repo / "pipe.yaml")  # reading a FIFO would block forever
+    eng = fresh_engine(repo)
+    t0 = time.perf_counter()
+    result = eng.lint_file(repo / "pipe.yaml")
+    assert time.perf_counter() - t0 < 5
+    assert all(d.code == "KL001" for d in result.diagnostics)
+    assert list(walk(repo, repo)) == [p for p in walk(repo, repo)]  # the walk does not hang on it
+
+
+# Unreadable files and directories. The suite runs as root in CI, and root reads a mode-000 file
+# anyway, so permission bits prove nothing there: the denial is simulated by patching the one
+# read the engine does (Path.read_bytes in workspace._read_disk) and the directory listing
+# (os.scandir, which os.walk and discovery use). As a normal user the real chmod test runs too.
+
+
+def test_unreadable_launch_file_simulated(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    target = repo / "k3.yaml"
+    real = Path.read_bytes
+
+    def deny(self: Path) -> bytes:
+        if self == target:
+            raise PermissionError(13, "Permission denied", str(self))
+        return real(self)
+
+    monkeypatch.setattr(Path, "read_bytes", deny)
+    result = lint(repo, "k3.yaml", K3)
+    assert any("permission denied" in m for m in messages(result, "KL001")), result.diagnostics
+
+
+def test_unreadable_pin_file_simulated(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    target = repo / "requirements.txt"
+    real = Path.read_bytes
+
+    def deny(self: Path) -> bytes:
+        if self == target:
+            raise PermissionError(13, "Permission denied", str(self))
+        return real(self)
+
+    monkeypatch.setattr(Path, "read_bytes", deny)
+    result = lint(repo, "k3.yaml", K3)
+    assert "KL001" not in codes(result, repo / "k3.yaml")
+    sources = discovery.read_pin_file(target, Workspace(repo))
+    assert sources[0].problems and "permission denied" in sources[0].problems[0].message
+
+
+def test_unreadable_directory_simulated(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (repo / "secret").mkdir()
+    (repo / "secret" / "k3.yaml").write_text(K3, "utf-8")
+    (repo / "open").mkdir()
+    (repo / "open" / "k3.yaml").write_text(K3, "utf-8")
+    real = os.scandir
+
+    def deny(path=".", *a, **kw):
+        if Path(os.fsdecode(path)) == repo / "secret":
+            raise PermissionError(13, "Permission denied", str(path))
+        return real(path, *a, **kw)
+
+    monkeypatch.setattr(os, "scandir", deny)
+    found = list(walk(repo, repo))
+    assert repo / "open" / "k3.yaml" in found and repo / "secret" / "k3.yaml" not in found
+    eng = fresh_engine(repo)
+    eng.lint_file(repo / "open" / "k3.yaml")
+    assert not eng.errors
+
+
+@pytest.mark.skipif(os.name != "posix" or os.geteuid() == 0, reason="root reads mode-000 files: see the simulated tests")
+def test_unreadable_for_real(repo: Path) -> None:
+    (repo / "k3.yaml").write_text(K3, "utf-8")
+    (repo / "k3.yaml").chmod(0)
+    (repo / "locked").mkdir()
+    (repo / "locked" / "x.yaml").write_text(K3, "utf-8")
+    (repo / "locked").chmod(0)
+    try:
+        list(walk(repo, repo))
+        result = fresh_engine(repo).lint_file(repo / "k3.yaml")
+        assert any("permission denied" in m for m in messages(result, "KL001"))
+    finally:
+        (repo / "locked").chmod(0o755)
+        (repo / "k3.yaml").chmod(0o644)
+
+
+def test_many_files_in_one_directory_bounded(repo: Path) -> None:
+    d = repo / "many"
+    d.mkdir()
+    for i in range(2000):
+        (d / f"n{i}.yaml").write_text("name: x\n", "utf-8")
+    t0 = time.perf_counter()
+    assert len(list(walk(repo, repo))) >= 2000
+    assert time.perf_counter() - t0 < 20
+
+
+def test_big_yaml_with_a_late_syntax_error(repo: Path) -> None:
+    """2 MB of flow-heavy YAML that mentions sglang and breaks on its last line: libyaml finds the
+    error; re-reading it with pure-Python PyYAML for sglang's wording used to take ~40 s."""
+    body = "".join(f"k{i}: [a, b, {{c: d}}]\n" for i in range(90_000))
+    text = "# python -m sglang.launch_server\nmodel-path: x\n" + body + "bad: [\n"
+    result = lint(repo, "ci.yaml", text, seconds=25)
+    assert any(d.location.span.start >= len(text) - 8 for d in result.diagnostics if d.code == "KL001")
+
+
+def test_yaml_with_very_many_top_level_keys(repo: Path) -> None:
+    """100,000 distinct keys: classifying the file as an sglang config or not used to cost an
+    argparse prefix scan per key (34 s for 300,000)."""
+    text = "model-path: x\n" + "".join(f"k{i}: 1\n" for i in range(100_000))
+    lint(repo, "k3.yaml", text, seconds=10)
+
+
+def test_very_long_line_and_argv(repo: Path) -> None:
+    # 5,000 flags: pins/install_cmds.py's word expansion costs ~0.3 ms a word (reported)
+    flags = " ".join(f"--served-model-name n{i}" for i in range(5_000))
+    text = f"#!/bin/bash\npython3 -m sglang.launch_server --model-path moonshotai/Kimi-K3 {flags}\n"
+    lint(repo, "run.sh", text, seconds=30)
+    lint(repo, "k3.yaml", "model-path: " + "x" * 2_000_000 + "\n", seconds=30)
+
+
+def test_no_output_to_stdout_from_the_engine(repo: Path, capsys: pytest.CaptureFixture) -> None:
+    lint(repo, "k3.yaml", billion_laughs())
+    lint(repo, "k3.yaml", b"\x00" * 10)
+    captured = capsys.readouterr()
+    assert captured.out == ""
+
+
+def test_open_is_not_called_on_unrelated_big_files(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The walk reads at most a shebang's worth of an extension-less file (a model checkpoint
+    next to the launch scripts must not be slurped)."""
+    big = repo / "weights"
+    big.write_bytes(b"\x00" * (20 * MB))
+    reads: list[int] = []
+    real_open = builtins.open
+
+    def spy(file, mode="r", *a, **kw):
+        fh = real_open(file, mode, *a, **kw)
+        if "b" in mode and Path(os.fsdecode(file)) == big:
+            real_read = fh.read
+
+            class Wrapped:
+                def __enter__(self):
+                    return self
+
+                def __exit__(self, *exc):
+                    fh.close()
+
+                def read(self, n=-1):
+                    reads.append(n)
+                    return real_read(n)
+
+            return Wrapped()
+        return fh
+
+    monkeypatch.setattr(builtins, "open", spy)
+    list(walk(repo, repo))
+    assert all(0 <= n <= 4096 for n in reads), reads
+
+
+if sys.platform == "win32":  # pragma: no cover
+    pytestmark = pytest.mark.skip("POSIX file system semantics")
