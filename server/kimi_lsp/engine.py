@@ -7,6 +7,7 @@ pins, runs the rules, then applies settings and suppressions. Nothing here print
 from __future__ import annotations
 
 import logging
+import os
 import traceback
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -108,7 +109,7 @@ class Engine:
         return src, res
 
     def lint_file(self, path: Path) -> FileResult:
-        path = Path(path).resolve()
+        path = _resolve(Path(path))
         settings = self.settings_for(path)
         result = FileResult(path, [])
         if settings.source is not None:
@@ -284,6 +285,14 @@ class Engine:
             d = self._engine_diag("KL901", Location(src.path, dv.span), msg)
             out.append(Diagnostic(d.code, d.message, d.location, settings.severity_for("KL901", d.severity), (fix,)))
         return out
+
+
+def _resolve(path: Path) -> Path:
+    """Absolute, symlinks resolved; a symlink loop stays as written (reading it then fails cleanly)."""
+    try:
+        return path.resolve()
+    except (RuntimeError, OSError):
+        return Path(os.path.abspath(path))
 
 
 def _with_severity(d: Diagnostic, sev: Severity) -> Diagnostic:
