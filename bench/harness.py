@@ -150,13 +150,11 @@ def sizes_bench(sizes: list[int], cache: Path, seed: int, repeat_for, jobs: list
     return rows
 
 
-def lsp_latency(cache: Path) -> dict | str:
+def lsp_latency(_cache: Path) -> dict | str:
     script = HERE / "lsp_latency.py"
     if not script.exists():
         return "skipped (bench/lsp_latency.py not present)"
-    root, _ = corpus(100, cache, 0)
-    # the script's own interface; the corpus is offered in the environment for it to use
-    os.environ["KIMI_BENCH_CORPUS"] = str(root)
+    # it builds its own workspace and drives `python -m kimi_lsp serve` (this venv's install)
     r = run([sys.executable, str(script)], REPO, timeout=900)
     return {"rc": r.rc, "output": r.out[-4000:]}
 

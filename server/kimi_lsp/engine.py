@@ -45,11 +45,16 @@ class Engine:
         *,
         settings: Settings | None = None,
         overrides: dict[str, object] | None = None,
+        overrides_win: bool = True,
         rules: Iterable[Rule] | None = None,
     ) -> None:
+        """``overrides`` are settings from the command line or the editor. They apply over a
+        project configuration file when ``overrides_win`` (the CLI's flags always do); otherwise
+        only where the project has none (an editor's settings yield to the project's)."""
         self.workspace = workspace
         self._fixed_settings = settings
         self._overrides = overrides or {}
+        self._overrides_win = overrides_win
         self._rules = tuple(rules) if rules is not None else LAUNCH_RULES
         self._settings_cache: dict[Path, Settings] = {}
         self._config_cache: dict[Path, tuple[ConfigFile | None, SurfaceResult | None]] = {}
@@ -67,24 +72,67 @@ class Engine:
         if hit is None:
             root = find_repo_root(d, None)
             cfg = find_config_file(d, self.workspace, stop=root)
-            hit = load_settings(cfg, self.workspace, self._overrides or None)
+            overrides = self._overrides if (cfg is None or self._overrides_win) else None
+            hit = load_settings(cfg, self.workspace, overrides or None)
             self._settings_cache[d] = hit
         return hit
 
     def invalidate(self, path: Path | None = None) -> None:
+        """Forget what was read from ``path`` (or everything). Settings and ``--config`` caches
+        are dropped only when the file can be one of those."""
+        from kimi_lsp.pins import discovery
+
         self.workspace.invalidate(path)
-        self._settings_cache.clear()
-        self._config_cache.clear()
         if path is None:
-            self.workspace.__dict__.pop("_pin_cache", None)
-        else:
-            cache = self.workspace.__dict__.get("_pin_cache")
-            if isinstance(cache, dict):
-                cache.clear()
+            self._settings_cache.clear()
+            self._config_cache.clear()
+            self._surface_cache.clear()
+            discovery.clear_cache(self.workspace)
+            return
+        path = _resolve(Path(path))
+        self._surface_cache.pop(path, None)
+        self._config_cache.pop(path, None)
+        if path.name in ("pyproject.toml", "kimi-lsp.toml", ".kimi-lsp.toml"):
+            self._settings_cache.clear()
+        # discovery re-checks its cached pin files against the workspace's reads itself
 
     # -- schema --------------------------------------------------------------------------
     def schema_for(self, settings: Settings, sglang_version: str | None) -> Schema:
         return load_schema(settings.sglang_version or sglang_version)
+
+    def schema_for_launch(self, path: Path, command: LaunchCommand | None = None) -> Schema:
+        """The schema a launch in ``path`` is checked against (hover and completion use it)."""
+        from kimi_lsp.pins import discovery
+
+        settings = self.settings_for(path)
+        if settings.sglang_version:
+            return self.schema_for(settings, None)
+        own_kind = _own_kind(command) if command is not None else None
+        try:
+            gov = discovery.discover(path, self.workspace, find_repo_root(path.parent, None), own_kind=own_kind)
+        except Exception:  # discovery problems are reported by the lint itself
+            log.debug("pin discovery failed for %s", path, exc_info=True)
+            return self.schema_for(settings, None)
+        return self.schema_for(settings, _pinned_sglang(gov))
+
+    def index_config_references(self, files: Iterable[Path]) -> None:
+        """Record which YAML files a launch among ``files`` passes with ``--config``: such a
+        file is checked through its launches (with their command-line overrides), not alone."""
+        from kimi_lsp.launch import config_path_token, resolve_config_path
+
+        for f in files:
+            if f.suffix.lower() in (".yaml", ".yml") and "sglang" not in (self.workspace.text(f) or ""):
+                continue  # only a launch names sglang; a bare config YAML passes nothing on
+            _, surface = self.read_launches(f)
+            if surface is None:
+                continue
+            for cmd in surface.launches:
+                tok, _ = config_path_token(cmd)
+                if tok is None:
+                    continue
+                p = resolve_config_path(tok.value, cmd, self.workspace.root, exists=self.workspace.exists)
+                if p is not None:
+                    self.referenced_configs.add(_resolve(p))
 
     def _is_sglang_key(self, schema: Schema):
         def pred(key: str) -> bool:
@@ -144,7 +192,7 @@ class Engine:
 
         ws = self.workspace
         repo_root = find_repo_root(cmd.path.parent, None)
-        own_kind = {Surface.DOCKERFILE: "dockerfile", Surface.SHELL: "shell"}.get(cmd.surface) if cmd.own_pins or cmd.surface in (Surface.DOCKERFILE, Surface.SHELL) else None
+        own_kind = _own_kind(cmd)
 
         governing_box: list = []
 
@@ -285,6 +333,13 @@ class Engine:
             d = self._engine_diag("KL901", Location(src.path, dv.span), msg)
             out.append(Diagnostic(d.code, d.message, d.location, settings.severity_for("KL901", d.severity), (fix,)))
         return out
+
+
+def _own_kind(cmd: LaunchCommand) -> str | None:
+    """Whether the launch file's own ``pip install`` lines are a pin source, and of which kind."""
+    if cmd.own_pins or cmd.surface in (Surface.DOCKERFILE, Surface.SHELL):
+        return {Surface.DOCKERFILE: "dockerfile", Surface.SHELL: "shell"}.get(cmd.surface)
+    return None
 
 
 def _resolve(path: Path) -> Path:

@@ -7,11 +7,10 @@ from pathlib import Path
 
 from hypothesis import given
 from hypothesis import strategies as st
-from lsprotocol import types as T
-
 from kimi_lsp.lsp import completion, convert, edits, settings, suppress
 from kimi_lsp.lsp.session import DocSnap, Session
 from kimi_lsp.text import LineIndex, Span
+from lsprotocol import types as T
 
 from .conftest import make_project
 
@@ -63,7 +62,7 @@ def test_suppression_candidates() -> None:
     assert suppress.scope_for(lines, 3) == "file"  # inside a continuation
     assert suppress.scope_for(lines, 2) == "line" and suppress.scope_for(lines, 4) == "line"
     shebang = "#!/bin/sh\n# syntax=docker/dockerfile:1\nx\n"
-    (span, new), = suppress.file_candidates(shebang, LineIndex(shebang), "KL101")
+    ((span, new),) = suppress.file_candidates(shebang, LineIndex(shebang), "KL101")
     assert span.start == shebang.index("\nx") + 1 and new == "# kimi-lsp: ignore-file[KL101]\n"
 
 
@@ -88,7 +87,9 @@ def test_completion_contexts_and_item_defaults(tmp_path: Path) -> None:
     assert {"cutedsl_mla", "flashinfer"} <= {i.label for i in values.items}
     toml = completion.complete(session, snaps, (root / "p.toml").as_uri(), T.Position(line=1, character=2), shape)
     assert next(i for i in toml.items if i.label == "tp-size").text_edit_text == "tp-size = "
-    toml_values = completion.complete(session, snaps, (root / "p.toml").as_uri(), T.Position(line=2, character=23), shape)
+    toml_values = completion.complete(
+        session, snaps, (root / "p.toml").as_uri(), T.Position(line=2, character=23), shape
+    )
     assert {i.label for i in toml_values.items} >= {"flashinfer"}
     assert next(i for i in toml_values.items if i.label == "flashinfer").text_edit_text is None  # quote already typed
 

@@ -273,28 +273,7 @@ def unified_diff(before: str, after: str, rel: str) -> str:
 
 
 def _index_config_references(engine: Engine, files: list[Path]) -> None:
-    """Record which YAML files are passed with --config by a launch in this run, so that such a
-    file is checked through its launches (with their command-line overrides) and not on its own."""
-    from kimi_lsp.launch import config_path_token, resolve_config_path
-
-    for f in files:
-        if f.suffix.lower() in (".yaml", ".yml") and not _mentions_launch(engine, f):
-            continue
-        _, surface = engine.read_launches(f)
-        if surface is None:
-            continue
-        for cmd in surface.launches:
-            tok, _ = config_path_token(cmd)
-            if tok is None:
-                continue
-            p = resolve_config_path(tok.value, cmd, engine.workspace.root)
-            if p is not None:
-                engine.referenced_configs.add(p.resolve())
-
-
-def _mentions_launch(engine: Engine, f: Path) -> bool:
-    text = engine.workspace.text(f) or ""
-    return "sglang" in text
+    engine.index_config_references(files)
 
 
 __all__ = ["collect_files", "run_check", "unified_diff"]

@@ -9,7 +9,6 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
-from pathlib import Path
 
 from kimi_lsp import __version__
 

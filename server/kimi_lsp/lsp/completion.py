@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from lsprotocol import types as T
 
 from kimi_lsp.knowledge.schema import HELP_ACTION, Flag, Schema, load_schema
-from kimi_lsp.lsp import adapters, convert, flagdoc
+from kimi_lsp.lsp import convert, flagdoc
 from kimi_lsp.lsp.session import Session, uri_to_path
 from kimi_lsp.surfaces.model import Entry
 from kimi_lsp.text import LineIndex, Span
@@ -210,7 +210,7 @@ def complete(session: Session, snaps, uri: str, pos: T.Position, shape: ClientSh
     ctx = context(session, path, lines, src_text, offset)
     if ctx is None:
         return None
-    schema = adapters.schema_for_path(session.engine, path)
+    schema = session.engine.schema_for_launch(path)
     rng = convert.span_to_range(lines, Span(ctx.start, offset), session.encoding)
     if ctx.kind == "value":
         flag = _value_flag(schema, ctx)

@@ -7,7 +7,6 @@ from pathlib import Path
 
 from kimi_lsp.engine import Engine
 from kimi_lsp.knowledge.schema import Flag, Schema
-from kimi_lsp.lsp import adapters
 from kimi_lsp.surfaces.model import LaunchCommand
 from kimi_lsp.text import Span
 
@@ -71,7 +70,7 @@ def flag_at(engine: Engine, path: Path, offset: int) -> FlagAt | None:
     for cmd in surface.launches:
         hit = _in_config(cmd, path, offset) or _in_argv(cmd, path, offset)
         if hit is not None:
-            schema = adapters.schema_for_path(engine, path, cmd)
+            schema = engine.schema_for_launch(path, cmd)
             return resolve(hit, schema)
     return None
 

@@ -240,7 +240,7 @@ class Session:
             return self.files
         self.files = adapters.walk_workspace(self.folders, MAX_INDEXED_FILES)
         try:
-            adapters.index_config_references(self.engine, self.files)
+            self.engine.index_config_references(self.files)
         except Exception:
             log.exception("internal error while indexing --config references")
         self.indexed = True

@@ -20,7 +20,7 @@ from packaging.utils import (
     parse_sdist_filename,
     parse_wheel_filename,
 )
-from packaging.version import InvalidVersion, Version
+from packaging.version import InvalidVersion
 
 from kimi_lsp.pins.model import Pin, PinProblem, PinSource
 from kimi_lsp.text import Located, Span
