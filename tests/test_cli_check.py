@@ -120,3 +120,10 @@ def test_rules_and_explain() -> None:
     r = run(["explain", "KL101"], ROOT)
     assert r.returncode == 0 and "## Why is this bad?" in r.stdout
     assert run(["explain", "KL999"], ROOT).returncode == 2
+
+
+def test_readme_shows_the_real_output_on_the_example() -> None:
+    readme = (ROOT / "README.md").read_text("utf-8")
+    start = readme.index("$ kimi-lsp --check examples/k3-serving\n") + len("$ kimi-lsp --check examples/k3-serving\n")
+    shown = readme[start : readme.index("```", start)]
+    assert run(["--check", "examples/k3-serving"], ROOT).stdout == shown

@@ -33,6 +33,8 @@ if TYPE_CHECKING:  # the engine is imported where it is used: `--check` on one f
 PARALLEL_MIN_FILES = 200
 # Chunks per worker: enough to balance uneven projects, few enough to keep pin reads local.
 _CHUNKS_PER_WORKER = 4
+# A worker costs a fork and its own pin reads: give each at least this many files.
+_MIN_FILES_PER_WORKER = 50
 
 
 def lint_files(
@@ -85,7 +87,7 @@ def _workers(jobs: int | None, n_files: int) -> int:
             jobs = len(os.sched_getaffinity(0))
         except (AttributeError, OSError):
             jobs = os.cpu_count() or 1
-    return max(1, min(jobs, n_files // 50 or 1))
+    return max(1, min(jobs, n_files // _MIN_FILES_PER_WORKER or 1))
 
 
 def _lint_parallel(
@@ -121,7 +123,7 @@ def _lint_parallel(
     # with --config (or the other way round): lint it again, knowing every reference.
     redo = [
         j for j, fo in results.items()
-        if fo.has_config and fo.treated_referenced != (Path(files[j]).resolve() in referenced)
+        if fo.has_config and fo.treated_referenced != (_resolved(files[j]) in referenced)
     ]
     if redo:
         from kimi_lsp.engine import Engine
@@ -192,9 +194,9 @@ def _lint_chunk(items: list[tuple[int, str]]) -> tuple[list[tuple[int, _FileOut]
     first_error = len(engine.errors)
     out: list[tuple[int, _FileOut]] = []
     for (j, _), path in zip(items, paths):
-        treated = path.resolve() in engine.referenced_configs
+        treated = _resolved(path) in engine.referenced_configs
         result = engine.lint_file(path)
-        _, surface = engine.read_launches(path.resolve())
+        _, surface = engine.read_launches(_resolved(path))
         has_config = surface is not None and any(c.entry is Entry.CONFIG_FILE for c in surface.launches)
         out.append((j, _FileOut(tuple(result.diagnostics), has_config, treated)))
     refs = [str(p) for p in engine.referenced_configs]
@@ -205,9 +207,22 @@ def _lint_chunk(items: list[tuple[int, str]]) -> tuple[list[tuple[int, _FileOut]
 
 
 def _index(engine: Engine, files: Sequence[Path]) -> None:
-    from kimi_lsp.cli.check import _index_config_references
+    """``--config`` cross-references among ``files`` (``cli/check._index_config_references``)."""
+    index = getattr(engine, "index_config_references", None)
+    if index is not None:
+        index(list(files))
+    else:  # an engine without the method: the CLI's own helper
+        from kimi_lsp.cli.check import _index_config_references
 
-    _index_config_references(engine, list(files))
+        _index_config_references(engine, list(files))
+
+
+def _resolved(path: Path) -> Path:
+    """As the engine keys files: symlinks resolved, a looping link left as written."""
+    try:
+        return Path(path).resolve()
+    except (RuntimeError, OSError):
+        return Path(os.path.abspath(path))
 
 
 def _merge(per_file: Iterable[Iterable[Diagnostic]]) -> list[Diagnostic]:

@@ -2,7 +2,7 @@
 and manifest of tests/pins_fixtures, mutated and fed back to the engine and the pin readers.
 
 The run is deterministic and bounded: seed and time budget come from the environment
-(``KIMI_FUZZ_SEED``, default 0; ``KIMI_FUZZ_BUDGET`` seconds, default 15) so that CI runs the
+(``KIMI_FUZZ_SEED``, default 0; ``KIMI_FUZZ_BUDGET`` seconds, default 10) so that CI runs the
 same inputs every time and a developer can run a long campaign locally::
 
     KIMI_FUZZ_BUDGET=600 KIMI_FUZZ_SEED=7 python -m pytest tests/reliability/test_fuzz_corpus.py
@@ -29,7 +29,7 @@ from kimi_lsp.workspace import SourceText, Workspace
 from ._support import FIXTURES, PINS_FIXTURES, copy_fixture_corpus, fresh_engine, lint_text, make_repo
 
 SEED = int(os.environ.get("KIMI_FUZZ_SEED", "0"))
-BUDGET = float(os.environ.get("KIMI_FUZZ_BUDGET", "15"))
+BUDGET = float(os.environ.get("KIMI_FUZZ_BUDGET", "10"))
 SLOW = float(os.environ.get("KIMI_FUZZ_SLOW", "5"))
 
 TOKENS = [

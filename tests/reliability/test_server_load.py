@@ -278,7 +278,7 @@ def test_invalid_params_and_unknown_methods_keep_the_server_up(client: Client) -
 def test_invalid_params_get_an_error_response(client: Client) -> None:
     uri = _open(client)
     for method, params in INVALID_PARAMS:
-        res = client.call(method, json.loads(json.dumps(params).replace('"U"', json.dumps(uri))), timeout=5)
+        res = client.call(method, json.loads(json.dumps(params).replace('"U"', json.dumps(uri))), timeout=2)
         assert res.get("error", {}).get("code") == -32602 or "result" in res, res
 
 

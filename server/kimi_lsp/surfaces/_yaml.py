@@ -164,10 +164,12 @@ def _load(text: str, cls: type) -> Loaded:
         loader.get_event()  # StreamStartEvent
         while not loader.check_event(StreamEndEvent):
             loader.get_event()  # DocumentStartEvent
-            node = _compose(loader)
+            aliases: list[int] = []
+            node = _compose(loader, aliases)
             loader.get_event()  # DocumentEndEvent
             loaded.count += 1
-            why = check_limits(node)
+            # without aliases the composer's own depth limit is the whole story
+            why = check_limits(node) if aliases else None
             if why is not None:
                 loaded.problems.append(SyntaxProblem(why, _point(text, node.start_mark.index)))
                 continue
@@ -194,7 +196,7 @@ class _TooDeep(Exception):
         self.index = index
 
 
-def _compose(loader: yaml.SafeLoader) -> Node:
+def _compose(loader: yaml.SafeLoader, aliases: list[int] | None = None) -> Node:
     """One document's node graph, like PyYAML's Composer but without recursion.
 
     PyYAML's composer recurses per nesting level (libyaml's Cython one crashes the process on
@@ -207,6 +209,8 @@ def _compose(loader: yaml.SafeLoader) -> Node:
         event = loader.get_event()
         node: Node
         if isinstance(event, AliasEvent):
+            if aliases is not None:
+                aliases.append(event.start_mark.index)
             found = anchors.get(event.anchor)
             if found is None:
                 raise ComposerError(None, None, f"found undefined alias {event.anchor!r}", event.start_mark)
