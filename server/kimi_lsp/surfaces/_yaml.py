@@ -157,6 +157,10 @@ def load(text: str) -> Loaded:
 
 
 def _load(text: str, cls: type) -> Loaded:
+    if cls is _CLoader and _shallow(text):
+        fast = _load_c(text)
+        if fast is not None:
+            return fast
     loaded = Loaded()
     loader = None
     try:
@@ -186,6 +190,51 @@ def _load(text: str, cls: type) -> Loaded:
             if loader is not None:
                 loader.dispose()
         except Exception:  # disposing a failed C parser must not mask the real problem
+            pass
+    return loaded
+
+
+# libyaml's own composer recurses in C once per nesting level; it is several times faster than
+# ours but must only see text whose nesting is provably shallow (and has no aliases to count).
+_SHALLOW_BOUND = 40
+
+
+def _shallow(text: str) -> bool:
+    """A cheap upper bound on the nesting depth is below ``_SHALLOW_BOUND``.
+
+    A node nests one level deeper than its parent only by a flow opener (``[``/``{``), by a
+    block indicator (``-``, ``?``, ``:``) on its line, or by sitting on a line indented further
+    (each level at least one column; a sequence may share its mapping's column, hence 2x).
+    """
+    if "&" in text or "*" in text or text.count("[") + text.count("{") >= _SHALLOW_BOUND:
+        return False
+    worst = 0
+    for line in text.splitlines():
+        stripped = line.lstrip(" ")
+        if not stripped or stripped[0] == "#":
+            continue
+        bound = 2 * (len(line) - len(stripped) + 1) + stripped.count("-") + stripped.count(":") + stripped.count("?")
+        if bound > worst:
+            worst = bound
+            if worst >= _SHALLOW_BOUND:
+                return False
+    return True
+
+
+def _load_c(text: str) -> Loaded | None:
+    """Every document composed by libyaml, or None on any error (the careful path reports it)."""
+    loaded = Loaded()
+    loader = _CLoader(text)
+    try:
+        while loader.check_node():
+            loaded.docs.append(loader.get_node())
+            loaded.count += 1
+    except YAMLError:
+        return None
+    finally:
+        try:
+            loader.dispose()
+        except Exception:
             pass
     return loaded
 
@@ -298,6 +347,7 @@ class YamlText:
     def __init__(self, text: str) -> None:
         self.text = text
         self._ends: dict[int, int] = {}
+        self._items: dict[int, list] = {}  # id(collection) -> its located children
 
     # -- single nodes ---------------------------------------------------------------------------
     def start(self, node: Node) -> int:
@@ -351,6 +401,11 @@ class YamlText:
         return max(last[1].end, last[3].end)
 
     def span(self, node: Node) -> Span:
+        if type(node) is ScalarNode and node.style not in ("|", ">"):
+            # the common case, kept cheap for long lists: no properties, the marks are the text
+            i = node.start_mark.index
+            if self.text[i : i + 1] not in ("&", "!"):
+                return Span(i, max(i, node.end_mark.index))
         start = self.start(node)
         return Span(start, max(start, self.end(node)))
 
@@ -378,15 +433,22 @@ class YamlText:
         return Span(pos, pos)
 
     def seq_items(self, node: SequenceNode) -> list[tuple[Node, Span]]:
+        hit = self._items.get(id(node))
+        if hit is not None:
+            return hit
         out: list[tuple[Node, Span]] = []
         pos = self.start(node)
         for item in node.value:
             span = self._child_span(item, pos)
             out.append((item, span))
             pos = max(pos, span.end)
+        self._items[id(node)] = out
         return out
 
     def map_items(self, node: MappingNode) -> list[tuple[Node, Span, Node, Span]]:
+        hit = self._items.get(id(node))
+        if hit is not None:
+            return hit
         out: list[tuple[Node, Span, Node, Span]] = []
         pos = self.start(node)
         for key, value in node.value:
@@ -394,6 +456,7 @@ class YamlText:
             vspan = self._child_span(value, kspan.end)
             out.append((key, kspan, value, vspan))
             pos = max(pos, kspan.end, vspan.end)
+        self._items[id(node)] = out
         return out
 
     # -- scalars as located strings ---------------------------------------------------------------
