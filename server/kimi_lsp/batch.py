@@ -134,7 +134,8 @@ def _lint_parallel(
         for j in sorted(redo):
             results[j] = _FileOut(tuple(engine.lint_file(files[j]).diagnostics), True, True)
         errors.extend(engine.errors)
-    return _merge(results[j].diagnostics for j in range(len(files))), errors
+    # a re-linted file may repeat its worker's error message: keep each message once, in order
+    return _merge(results[j].diagnostics for j in range(len(files))), list(dict.fromkeys(errors))
 
 
 class _FileOut:

@@ -148,11 +148,12 @@ def _norm(path: Path) -> Path:
 # -- reading one pin file ------------------------------------------------------------------------
 
 
-def read_pin_file(path: Path, workspace: Workspace) -> tuple[PinSource, ...]:
+def read_pin_file(path: Path, workspace: Workspace, fmt: str | None = None) -> tuple[PinSource, ...]:
     """The pins of one pin file, plus the files it pulls in (``-r``/``-c``, conda ``pip: -r``,
-    setuptools dynamic dependency files), each its own PinSource, the file itself first."""
+    setuptools dynamic dependency files), each its own PinSource, the file itself first.
+    ``fmt`` forces a format for a file whose name says none (default: from the name)."""
     path = _norm(path)
-    fmt = pin_format(path)
+    fmt = pin_format(path) or fmt
     if fmt is None:
         return ()
     return _cached(workspace, path, fmt, lambda src: _dispatch(fmt, src, workspace))

@@ -275,7 +275,24 @@ def _evaluate(ctx: LaunchContext) -> Evaluation:
                 if sg is not None and sg.version and sglang_version is None:  # own pins come first
                     sglang_version = sg.version
             break  # the nearest project that mentions flashinfer or sglang governs
+    if not findings and ctx.settings.flashinfer_pin is not None:
+        findings.extend(_configured_pin_findings(ctx))
     return Evaluation(tuple(findings), gov.searched, sglang_version, locks_by_project)
+
+
+def _configured_pin_findings(ctx: LaunchContext) -> list[Finding]:
+    """``flashinfer-pin`` in the configuration: the file to read when discovery finds nothing
+    (e.g. the image's requirements live in another repository, vendored under a custom name)."""
+    from kimi_lsp.pins import discovery
+
+    path = ctx.settings.flashinfer_pin
+    assert path is not None
+    out: list[Finding] = []
+    for src in discovery.read_pin_file(path, ctx.workspace, fmt="requirements"):
+        f = _lock_finding(src, path.parent) if src.is_lock else _manifest_finding(src, [], path.parent)
+        if f is not None:
+            out.append(f)
+    return out
 
 
 def _manifest_of(lock: PinSource, project) -> PinSource | None:
