@@ -36,6 +36,7 @@ sys.path.insert(0, str(HERE))
 import gen_corpus  # noqa: E402  (bench/ is not a package)
 
 BIN = Path(sys.executable).parent
+ANALYSIS_MARKER = "<!-- analysis: kept when bench/run --record rewrites the figures above -->"
 
 
 def tool(name: str) -> str:
@@ -315,7 +316,12 @@ def main(argv: list[str] | None = None) -> int:
     md = markdown(report)
     print(md)
     if ns.record:
-        (HERE / "RESULTS.md").write_text(md, "utf-8")
+        # hand-written analysis below the marker survives re-recording
+        old = HERE / "RESULTS.md"
+        keep = ""
+        if old.exists() and ANALYSIS_MARKER in old.read_text("utf-8"):
+            keep = old.read_text("utf-8").split(ANALYSIS_MARKER, 1)[1]
+        old.write_text(md + ("\n" + ANALYSIS_MARKER + keep if keep else ""), "utf-8")
         (HERE / "results.json").write_text(json.dumps(report, indent=1, default=str), "utf-8")
     return 0
 

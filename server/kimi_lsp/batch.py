@@ -194,7 +194,7 @@ def _lint_chunk(items: list[tuple[int, str]]) -> tuple[list[tuple[int, _FileOut]
     _index(engine, paths)
     first_error = len(engine.errors)
     out: list[tuple[int, _FileOut]] = []
-    for (j, _), path in zip(items, paths):
+    for (j, _), path in zip(items, paths, strict=True):
         treated = _resolved(path) in engine.referenced_configs
         result = engine.lint_file(path)
         _, surface = engine.read_launches(_resolved(path))

@@ -128,7 +128,7 @@ def test_yaml_python_tags_are_not_constructed(tmp_path: Path) -> None:
     payloads = [
         f"model-path: !!python/object/apply:os.system ['touch {marker}']\ntp-size: 8\n",
         f"model-path: x\ntp-size: !!python/object/new:subprocess.Popen [['touch', '{marker}']]\n",
-        f"model-path: x\nlora-paths: !!python/name:os.system\nx: !!python/module:os\n",
+        "model-path: x\nlora-paths: !!python/name:os.system\nx: !!python/module:os\n",
         f"apiVersion: v1\nkind: Pod\nspec:\n  containers:\n    - command: !!python/object/apply:os.system ['touch {marker}']\n"
         "      args: [python3, -m, sglang.launch_server]\n",
     ]
