@@ -120,8 +120,10 @@ def run_check(ns: argparse.Namespace) -> int:
     would_change = False
     if ns.fix or ns.diff:
         diags, pos, failed_writes, would_change = _fix(ns, run, fmt)
-    else:
-        diags = run.lint()
+    else:  # a plain check: in this process, or on every core for a large tree
+        from kimi_lsp import batch
+
+        diags, run.engine_errors = batch.lint_files(run.files, cwd, run.overrides, jobs=ns.jobs)
         pos = output.Positions(run.ws)
 
     if ns.diff:

@@ -13,17 +13,12 @@ from pathlib import Path
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
-from packaging.utils import (
-    InvalidSdistFilename,
-    InvalidWheelFilename,
-    canonicalize_name,
-    parse_sdist_filename,
-    parse_wheel_filename,
-)
 from packaging.version import InvalidVersion
 
 from kimi_lsp.pins.model import Pin, PinProblem, PinSource
 from kimi_lsp.text import Located, Span
+
+_CANON = re.compile(r"[-_.]+")
 
 # The flashinfer trio: their versions must agree at runtime (flashinfer checks cubin/jit-cache).
 FLASHINFER = "flashinfer-python"
@@ -36,7 +31,7 @@ CLAUSE_RE = re.compile(r"\s*(===|==|!=|~=|<=|>=|<|>)\s*([^,\s;()]+)\s*")
 
 
 def canonical(name: str) -> str:
-    return str(canonicalize_name(name))
+    return _CANON.sub("-", name).lower()  # packaging.utils.canonicalize_name, without packaging.tags
 
 
 def normalize_spec(spec_text: str) -> str:
@@ -71,12 +66,16 @@ def version_from_filename(url_or_path: str) -> tuple[str, str] | None:
     base = base.rsplit("/", 1)[-1].rsplit("\\", 1)[-1]
     try:
         if base.endswith(".whl"):
+            from packaging.utils import parse_wheel_filename
+
             name, ver, _build, _tags = parse_wheel_filename(base)
             return str(name), str(ver)
         if base.endswith((".tar.gz", ".zip")):
+            from packaging.utils import parse_sdist_filename
+
             name, ver = parse_sdist_filename(base)
             return str(name), str(ver)
-    except (InvalidWheelFilename, InvalidSdistFilename, InvalidVersion):
+    except ValueError:  # InvalidWheelFilename, InvalidSdistFilename, InvalidVersion
         return None
     return None
 

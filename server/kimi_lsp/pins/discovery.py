@@ -139,6 +139,10 @@ def clear_cache(workspace: Workspace) -> None:
 
 
 def _norm(path: Path) -> Path:
+    if isinstance(path, Path):
+        s = str(path)
+        if s[:1] == "/" and os.path.normpath(s) == s:
+            return path  # already absolute and normal: no new Path (hot: called per read)
     p = Path(path)
     if not p.is_absolute():
         p = Path.cwd() / p

@@ -70,13 +70,15 @@ class _Word:
 def _expand(text: str, a: int, b: int, env: dict[str, _Var], escape: str = "\\") -> _Word:
     """Unquote and expand the raw word ``text[a:b]`` like a POSIX shell, keeping positions."""
     out: list[str] = []
+    size = [0]  # len("".join(out)), kept as we go (re-summing per piece made long words quadratic)
     where = OffsetMap()
     dynamic = False
 
     def emit(chars: str, file_off: int | None) -> None:
         if file_off is not None:
-            where.add(sum(len(x) for x in out), file_off, len(chars))
+            where.add(size[0], file_off, len(chars))
         out.append(chars)
+        size[0] += len(chars)
 
     def emit_var(name: str, i: int, j: int, default: tuple[str, int] | None, op: str | None) -> bool:
         var = env.get(name)
@@ -85,9 +87,10 @@ def _expand(text: str, a: int, b: int, env: dict[str, _Var], escape: str = "\\")
                 if default is not None:
                     emit(default[0], default[1])
                 return True
-            at = sum(len(x) for x in out)
+            at = size[0]
             where.extend(var.where, at)
             out.append(var.value)
+            size[0] += len(var.value)
             return True
         if op and op.lstrip(":") in ("-", "=") and default is not None:
             emit(default[0], default[1])

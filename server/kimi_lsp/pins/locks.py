@@ -26,19 +26,14 @@ from dataclasses import dataclass
 from typing import Any
 
 import yaml
-from packaging.utils import (
-    InvalidSdistFilename,
-    InvalidWheelFilename,
-    canonicalize_name,
-    parse_sdist_filename,
-    parse_wheel_filename,
-)
 
 from kimi_lsp.pins.model import Pin, PinProblem, PinSource
 from kimi_lsp.text import Located, Span
 from kimi_lsp.workspace import SourceText
 
 # PinSource.format of every lock this module reads.
+_CANON = re.compile(r"[-_.]+")
+
 LOCK_FORMATS = ("uv.lock", "poetry.lock", "pdm.lock", "Pipfile.lock", "pylock", "conda-lock")
 
 # Targeted re-lock commands after the manifest changed (lockfiles.md §0.2, §5).
@@ -112,7 +107,7 @@ def _guarded(source: SourceText, fmt: str, tool: str | None, read: Callable[[], 
 
 
 def _canonical(name: str) -> str:
-    return str(canonicalize_name(name))
+    return _CANON.sub("-", name).lower()  # packaging.utils.canonicalize_name, without packaging.tags
 
 
 def _eq_spec(version: str | None) -> str:
@@ -391,10 +386,14 @@ def _pylock_version_from_files(entry: dict, name: str) -> str | None:
         fname = c.rsplit("/", 1)[-1].split("#", 1)[0]
         try:
             if fname.endswith(".whl"):
+                from packaging.utils import parse_wheel_filename
+
                 got_name, ver, *_ = parse_wheel_filename(fname)
             else:
+                from packaging.utils import parse_sdist_filename
+
                 got_name, ver = parse_sdist_filename(fname)
-        except (InvalidWheelFilename, InvalidSdistFilename):
+        except ValueError:  # packaging.utils.InvalidWheelFilename / InvalidSdistFilename
             continue
         if got_name == name:
             return str(ver)

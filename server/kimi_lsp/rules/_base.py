@@ -6,7 +6,6 @@ applies select/ignore and suppressions.
 """
 from __future__ import annotations
 
-import inspect
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -46,7 +45,7 @@ def rule(
     *, code: str, name: str, severity: Severity, fix: str = "never", scope: str = "launch"
 ) -> Callable[[Callable[..., Iterator[Violation]]], Rule]:
     def wrap(fn: Callable[..., Iterator[Violation]]) -> Rule:
-        doc = inspect.cleandoc(fn.__doc__ or "")
+        doc = _cleandoc(fn.__doc__ or "")
         summary = doc.split("\n\n", 1)[0].replace("\n", " ").strip()
         return Rule(code, name, severity, summary, doc, fix, scope, fn)
 
@@ -76,3 +75,17 @@ class LaunchContext:
         if key not in self.cache:
             self.cache[key] = fn()
         return self.cache[key]
+
+
+def _cleandoc(doc: str) -> str:
+    """inspect.cleandoc without importing inspect at start-up (via dataclasses it is there anyway
+    today; this keeps rules from adding to it)."""
+    lines = doc.expandtabs().split("\n")
+    indents = [len(ln) - len(ln.lstrip()) for ln in lines[1:] if ln.lstrip()]
+    margin = min(indents) if indents else 0
+    lines = [lines[0].lstrip()] + [ln[margin:] for ln in lines[1:]]
+    while lines and not lines[-1]:
+        lines.pop()
+    while lines and not lines[0]:
+        lines.pop(0)
+    return "\n".join(lines)
