@@ -256,9 +256,9 @@ def is_lockfile(path: Path, workspace: Workspace | None = None) -> bool:
 
 
 def edit_root(path: Path, fallback: Path) -> Path:
-    """The directory a fix to ``path`` must stay inside: the repository holding it (found without
-    following links), else ``fallback`` (the working directory) when ``path`` is under it, else
-    the file's own directory."""
+    """The repository holding ``path`` (found without following links), else ``fallback`` (the
+    working directory) when ``path`` is under it, else the file's own directory. Applied to the
+    LINTED files, this gives the directories their fixes may write in."""
     lexical = Path(os.path.abspath(path))
     repo = find_repo_root(lexical.parent, None)
     if repo != Path(repo.anchor):
@@ -269,12 +269,14 @@ def edit_root(path: Path, fallback: Path) -> Path:
     return lexical.parent
 
 
-def edit_refusal(path: Path, workspace: Workspace, fallback: Path) -> str | None:
-    """None when a fix may write ``path``; otherwise the reason it may not."""
+def edit_refusal(path: Path, workspace: Workspace, roots: Path | Iterable[Path]) -> str | None:
+    """None when a fix may write ``path``; otherwise the reason it may not. ``roots`` are the
+    repositories of the files being linted: an edit never leaves them, whatever ``-r ../x.txt``
+    include led to the file."""
     if is_lockfile(path, workspace):
         return f"{path.name} is a lockfile; kimi-lsp never edits a lockfile's text"
-    root = edit_root(path, fallback)
-    if not inside(path, root):
+    allowed = [roots] if isinstance(roots, Path) else list(roots)
+    if not any(inside(path, root) for root in allowed):
         return f"{path} leads outside the repository ({os.path.realpath(path)})"
     real = Path(os.path.realpath(path))
     if real.exists() and not real.is_file():

@@ -110,10 +110,7 @@ def mutate(rng: random.Random, text: str, donors: list[str]) -> str:
 # Bugs found by this fuzzer in code it does not own, reported to their owners: (signature found in
 # the traceback, description). While one is open the test xfails on it instead of failing, and
 # keeps fuzzing for new ones; remove the entry once fixed (a fixed bug then simply stops matching).
-KNOWN_BUGS: tuple[tuple[str, str], ...] = (
-    ("in _admits\n", "rules/_flashinfer.py _admits: SpecifierSet() on a pin whose specifier is invalid "
-     "(constraints.txt `flashinfer-python~=0.6.10<<EOF`) raises InvalidSpecifier"),
-)
+KNOWN_BUGS: tuple[tuple[str, str], ...] = ()
 
 K3_LAUNCH = "model-path: moonshotai/Kimi-K3\ntp-size: 8\ndcp-size: 8\ndecode-attention-backend: cutedsl_mla\n"
 

@@ -223,8 +223,6 @@ def test_fix_never_writes_through_a_link_out_of_the_repository(tmp_path: Path, m
     assert (root / "requirements.txt").is_symlink()
 
 
-@pytest.mark.xfail(strict=False, reason="reported: fixes.edit_root derives the allowed root from the edited file's own "
-                   "directory, so a file outside the repository reached by `-r ../x.txt` is fixed")
 def test_fix_never_edits_an_included_file_outside_the_repository(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     outside = tmp_path / "shared-pins"
     outside.mkdir()

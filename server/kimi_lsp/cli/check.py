@@ -158,11 +158,13 @@ def _fix(ns: argparse.Namespace, run: _Run, fmt: str) -> tuple[list[Diagnostic],
     from kimi_lsp import fixes
 
     cwd = run.cwd
+    # fixes stay inside the repositories of the files being checked
+    roots = {fixes.edit_root(f, cwd) for f in run.files} or {cwd}
     outcome = fixes.fix_until_stable(
         run.lint,
         run.ws,
         unsafe=ns.unsafe_fixes,
-        may_edit=lambda p: fixes.edit_refusal(p, run.ws, cwd),
+        may_edit=lambda p: fixes.edit_refusal(p, run.ws, roots),
     )
     # fmt text: the fix report precedes the diagnostics on stdout; otherwise stdout is the
     # machine-readable document (or the diff) and the report goes to stderr
@@ -186,7 +188,7 @@ def _fix(ns: argparse.Namespace, run: _Run, fmt: str) -> tuple[list[Diagnostic],
         # not at all (short of a failing disk)
         held: dict[Path, str] = {}
         for path, (before, _after) in outcome.changed.items():
-            reason = fixes.edit_refusal(path, run.ws, cwd)
+            reason = fixes.edit_refusal(path, run.ws, roots)
             if reason is None and not _still_reads(path, before, outcome.sources.get(path)):
                 reason = "it changed on disk while it was being fixed"
                 failed = True

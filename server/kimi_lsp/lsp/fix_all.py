@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from kimi_lsp import fixes
-from kimi_lsp.lsp import adapters, scratch
+from kimi_lsp.lsp import scratch
 from kimi_lsp.lsp.session import Session, Snaps
 
 
@@ -22,6 +22,8 @@ def fix_all(session: Session, snaps: Snaps, path: Path) -> tuple[dict[Path, tupl
         # a fresh engine per pass: the engine caches parsed --config files by path
         return scratch.diagnostics_in(session, scratch.engine(session, ws), path)
 
-    outcome = fixes.fix_until_stable(lint, ws)
-    changed = {p: ba for p, ba in outcome.changed.items() if not adapters.is_lockfile(p)}
-    return changed, outcome.followups
+    # the same guard as --fix: never a lockfile, never outside the workspace's repositories; a
+    # fix that would touch such a file is left out whole, not applied in part
+    roots = {fixes.edit_root(path, session.root)} | set(session.folders)
+    outcome = fixes.fix_until_stable(lint, ws, may_edit=lambda p: fixes.edit_refusal(p, ws, roots))
+    return dict(outcome.changed), outcome.followups

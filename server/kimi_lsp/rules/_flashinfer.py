@@ -178,8 +178,11 @@ def _admits(specs: list[str], version: str) -> bool:
     v = Version(version)
     for spec in specs:
         branches = spec.split("||") if "||" in spec else [spec]
-        if not any(SpecifierSet(b.strip()).contains(v, prereleases=True) for b in branches):
-            return False
+        try:
+            if not any(SpecifierSet(b.strip()).contains(v, prereleases=True) for b in branches):
+                return False
+        except InvalidSpecifier:
+            continue  # unreadable text (reported by the reader) excludes nothing we can know
     return True
 
 
