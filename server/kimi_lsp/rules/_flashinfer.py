@@ -173,6 +173,15 @@ def _effective_specs(pins: tuple[Pin, ...]) -> list[str]:
     return [*common, *branches, *constraints]
 
 
+def _valid_spec(spec: str) -> bool:
+    try:
+        for branch in spec.split("||"):
+            SpecifierSet(branch.strip())
+    except InvalidSpecifier:
+        return False
+    return True
+
+
 def _admits(specs: list[str], version: str) -> bool:
     """Whether a version satisfies the effective specs (``||`` unions allowed)."""
     v = Version(version)
@@ -242,8 +251,12 @@ def _evaluate(ctx: LaunchContext) -> Evaluation:
         for project in gov.projects:
             locks_by_project[project.dir] = project.locks
             lock_f = [f for f in (_lock_finding(s, project.dir) for s in project.locks) if f is not None]
+            # an unreadable constraint (reported by its reader) narrows nothing we can know
             constraints = [
-                p.specifier for m in project.manifests for p in _fi_pins(m) if p.constraint and p.specifier
+                p.specifier
+                for m in project.manifests
+                for p in _fi_pins(m)
+                if p.constraint and p.specifier and _valid_spec(p.specifier)
             ]
             man_f: list[Finding] = []
             for m in project.manifests:
