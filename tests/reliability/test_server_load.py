@@ -273,8 +273,6 @@ def test_invalid_params_and_unknown_methods_keep_the_server_up(client: Client) -
     assert client.proc.poll() is None
 
 
-@pytest.mark.xfail(strict=False, reason="reported: pygls 2 raises JsonRpcInvalidParams while decoding a request whose "
-                   "params do not structure and sends no response (JSON-RPC requires error -32602 for that id)")
 def test_invalid_params_get_an_error_response(client: Client) -> None:
     uri = _open(client)
     for method, params in INVALID_PARAMS:

@@ -14,7 +14,9 @@ from typing import Any, TypeVar
 
 from lsprotocol import types as T
 from pygls.lsp.server import LanguageServer
+from pygls.exceptions import JsonRpcInvalidParams
 from pygls.protocol import LanguageServerProtocol
+from pygls.protocol.json_rpc import JsonRPCNotification
 from pygls.protocol.language_server import lsp_method
 
 from kimi_lsp import __version__
@@ -26,7 +28,22 @@ R = TypeVar("R")
 
 
 class KimiProtocol(LanguageServerProtocol):
-    """Prefers UTF-8 positions when the client offers them (pygls takes the client's first)."""
+    """Prefers UTF-8 positions when the client offers them (pygls takes the client's first), and
+    answers a request whose params do not fit its method with JSON-RPC's -32602 (pygls 2 only
+    logs it, leaving the client waiting forever)."""
+
+    def structure_message(self, data):  # type: ignore[no-untyped-def]
+        try:
+            return super().structure_message(data)
+        except JsonRpcInvalidParams:
+            if not (isinstance(data, dict) and "id" in data and "method" in data):
+                raise
+            self._send_response(
+                data["id"],
+                error=T.ResponseError(code=-32602, message=f"invalid params for {data['method']}"),
+            )
+            # hand pygls something it ignores quietly in place of the broken request
+            return JsonRPCNotification(method="$/kimi-lsp/invalidParams", jsonrpc="2.0", params=None)
 
     @lsp_method(T.INITIALIZE)
     def lsp_initialize(self, params: T.InitializeParams):  # type: ignore[override]
