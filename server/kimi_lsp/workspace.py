@@ -86,12 +86,12 @@ class Workspace:
 
     # -- overlays (editor buffers) -------------------------------------------------------
     def set_overlay(self, path: Path, text: str) -> None:
-        path = _norm(path)
+        path = normalize_path(path)
         self._overlays[path] = text
         self._cache.pop(path, None)
 
     def drop_overlay(self, path: Path) -> None:
-        path = _norm(path)
+        path = normalize_path(path)
         self._overlays.pop(path, None)
         self._cache.pop(path, None)
 
@@ -99,16 +99,16 @@ class Workspace:
         if path is None:
             self._cache.clear()
         else:
-            self._cache.pop(_norm(path), None)
+            self._cache.pop(normalize_path(path), None)
 
     # -- reading ---------------------------------------------------------------------------
     def exists(self, path: Path) -> bool:
-        path = _norm(path)
+        path = normalize_path(path)
         return path in self._overlays or path.is_file()
 
     def read(self, path: Path) -> SourceText | ReadFailure:
         """Decoded text of ``path``; cached until ``invalidate``."""
-        path = _norm(path)
+        path = normalize_path(path)
         hit = self._cache.get(path)
         if hit is not None:
             return hit
@@ -146,7 +146,8 @@ def _read_disk(path: Path) -> SourceText | ReadFailure:
     return decode_bytes(path, data)
 
 
-def _norm(path: Path) -> Path:
+def normalize_path(path: Path) -> Path:
+    """Absolute and normalised, without resolving links (the key for caches and overlays)."""
     if isinstance(path, Path):
         s = str(path)
         if s[:1] == "/" and os.path.normpath(s) == s:

@@ -22,7 +22,7 @@ from typing import Any
 from kimi_lsp.pins.locks import LOCK_FORMATS, read_lock
 from kimi_lsp.pins.model import PinProblem, PinSource
 from kimi_lsp.text import Span
-from kimi_lsp.workspace import ReadFailure, SourceText, Workspace
+from kimi_lsp.workspace import ReadFailure, SourceText, Workspace, normalize_path as _norm
 
 # File names and globs of pin files, relative to a project directory. ``pylock.*.toml`` is
 # narrowed by ``pin_format`` to PEP 751's ``pylock.<name>.toml`` (one dot-free name).
@@ -136,17 +136,6 @@ def clear_cache(workspace: Workspace) -> None:
     """Forget every pin file and directory listing this workspace has cached."""
     if hasattr(workspace, _CACHE_ATTR):
         delattr(workspace, _CACHE_ATTR)
-
-
-def _norm(path: Path) -> Path:
-    if isinstance(path, Path):
-        s = str(path)
-        if s[:1] == "/" and os.path.normpath(s) == s:
-            return path  # already absolute and normal: no new Path (hot: called per read)
-    p = Path(path)
-    if not p.is_absolute():
-        p = Path.cwd() / p
-    return Path(os.path.normpath(p))
 
 
 # -- reading one pin file ------------------------------------------------------------------------

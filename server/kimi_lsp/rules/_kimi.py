@@ -16,6 +16,7 @@ from pathlib import Path
 
 from kimi_lsp.diagnostics import Location, Related
 from kimi_lsp.launch import ArgUse, ResolvedLaunch
+from kimi_lsp.rules._args import parse_int, use_location
 from kimi_lsp.rules._base import LaunchContext
 from kimi_lsp.text import Span
 
@@ -71,20 +72,6 @@ def launched_from(launch: ResolvedLaunch, anchor: Location) -> tuple[Related, ..
     return (Related(Location(cmd.path, cmd.program.span), f"launched here with `--config {launch.config_token.value if launch.config_token else anchor.path.name}`"),)
 
 
-def use_location(launch: ResolvedLaunch, use: ArgUse) -> Location:
-    path = launch.config.path if use.origin == "config" and launch.config is not None else launch.command.path
-    return Location(path, use.decisive_span)
-
-
-def _int(value: str | None) -> int | None:
-    if value is None:
-        return None
-    try:
-        return int(value.strip())
-    except ValueError:
-        return None
-
-
 def decode_backend(launch: ResolvedLaunch) -> DecodeBackend:
     for dest in ("decode_attention_backend", "attention_backend"):
         use = launch.last(dest)
@@ -104,7 +91,7 @@ def k3_dcp(ctx: LaunchContext) -> K3Dcp | None:
     def compute() -> K3Dcp | None:
         launch = ctx.launch
         dcp_use = launch.last("dcp_size")
-        dcp = _int(dcp_use.value) if dcp_use is not None else None
+        dcp = parse_int(dcp_use.value) if dcp_use is not None else None
         if dcp_use is None or dcp is None or dcp <= 1:
             return None
         model = model_facts(ctx)
