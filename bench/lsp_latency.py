@@ -107,7 +107,9 @@ class Bench:
         env = dict(
             os.environ, PYTHONPATH=os.pathsep.join(p for p in (str(REPO / "server"), os.environ.get("PYTHONPATH")) if p)
         )
-        await self.client.start_io(sys.executable, "-m", "kimi_lsp", "serve", env=env)
+        prof = os.environ.get("KIMI_BENCH_PROFILE")  # a path: profile the server into it
+        pre = ["-m", "cProfile", "-o", prof] if prof else []
+        await self.client.start_io(sys.executable, *pre, "-m", "kimi_lsp", "serve", env=env)
         caps = T.ClientCapabilities(
             workspace=T.WorkspaceClientCapabilities(configuration=True),
             text_document=T.TextDocumentClientCapabilities(
