@@ -160,6 +160,8 @@ class Engine:
         path = _resolve(Path(path))
         settings = self.settings_for(path)
         result = FileResult(path, [])
+        if settings.excluded(path):
+            return result  # `exclude` in the configuration
         if settings.source is not None:
             result.depends_on.add(settings.source)
         diags: list[Diagnostic] = []
