@@ -96,7 +96,7 @@ def test_requirements_line_bumps(line: str, expected: str | None) -> None:
 def test_requirements_whole_file_crlf_with_companions() -> None:
     text = (
         "# GPU stack\r\n"
-        "--extra-index-url https://flashinfer.ai/whl/cu130\r\n"
+        "--extra-index-url https://flashinfer-wheels.example/whl/cu130\r\n"
         "flashinfer_python[cu13]==0.6.10  # MLA\r\n"
         "flashinfer-cubin==0.6.10\r\n"
         "flashinfer-jit-cache==0.6.10+cu130 \\\r\n"
@@ -105,7 +105,7 @@ def test_requirements_whole_file_crlf_with_companions() -> None:
     )
     expected = (
         "# GPU stack\r\n"
-        "--extra-index-url https://flashinfer.ai/whl/cu130\r\n"
+        "--extra-index-url https://flashinfer-wheels.example/whl/cu130\r\n"
         "flashinfer_python[cu13]==0.6.17  # MLA\r\n"
         "flashinfer-cubin==0.6.17\r\n"
         "flashinfer-jit-cache==0.6.17+cu130 \\\r\n"
@@ -260,7 +260,7 @@ def test_dockerfile_arg_default_is_edited_once_for_the_trio() -> None:
         "      flashinfer-python==${FLASHINFER_VERSION} \\\n"
         "      flashinfer-cubin==${FLASHINFER_VERSION} \\\n"
         "      \"flashinfer-jit-cache==${FLASHINFER_VERSION}+${CUDA_TAG}\" \\\n"
-        "      --extra-index-url https://flashinfer.ai/whl/${CUDA_TAG}\n"
+        "      --extra-index-url https://flashinfer-wheels.example/whl/${CUDA_TAG}\n"
     )
     assert bumped("Dockerfile", text) == text.replace("=0.6.15.post1", "=0.6.17")
 

@@ -73,7 +73,7 @@ def test_requirements_sole_version(line: str, version: str | None) -> None:
 def test_requirements_crlf_continuation_and_options() -> None:
     text = (
         "-i https://pypi.example/simple\r\n"
-        "--extra-index-url https://flashinfer.ai/whl/cu130\r\n"
+        "--extra-index-url https://flashinfer-wheels.example/whl/cu130\r\n"
         "--pre\r\n"
         "flashinfer-python\\\r\n"
         "==0.6.10 --config-settings x=y\r\n"
@@ -424,7 +424,7 @@ dependencies:
   - pip:
     - "Flashinfer_Python[cu13]==0.6.10 ; sys_platform == 'linux'"
     - -r requirements-gpu.txt
-    - --extra-index-url https://flashinfer.ai/whl/cu130
+    - --extra-index-url https://flashinfer-wheels.example/whl/cu130
 '''
 
 
@@ -478,7 +478,7 @@ RUN --mount=type=cache,target=/root/.cache pip install --no-cache-dir --force-re
 
     flashinfer-cubin==${FLASHINFER_VERSION} \\
     "flashinfer-jit-cache==${FLASHINFER_VERSION}+${CUDA_TAG}" \\
-    --extra-index-url https://flashinfer.ai/whl/${CUDA_TAG} && \\
+    --extra-index-url https://flashinfer-wheels.example/whl/${CUDA_TAG} && \\
     uv pip install --system 'flashinfer_python[cu13]>=0.6.10,<0.7' -r requirements-gpu.txt
 RUN ["python3", "-m", "pip", "install", "Flashinfer.Python==0.6.10"]
 RUN <<EOF
