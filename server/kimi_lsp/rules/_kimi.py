@@ -26,7 +26,7 @@ _K3_NAME = re.compile(r"kimi[-_ ]?k3", re.IGNORECASE)
 # sglang's deprecated value renames (serving_hook.py), applied before the Kimi hook runs
 _RENAMES = {"tokenspeed_mla": "cutedsl_mla", "compressed": "dsv4"}
 # Platform defaults that fill --attention-backend before the model override (platform_hook.py)
-_DEVICE_DEFAULT_BACKEND = {"cpu": "intel_amx", "hpu": "torch_native", "npu": "ascend"}
+_DEVICE_DEFAULT_BACKEND = {"cpu": "intel_amx or torch_native", "hpu": "torch_native", "npu": "ascend"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,7 +60,9 @@ class K3Dcp:
 
     def anchor(self, launch: ResolvedLaunch) -> Location:
         """Where KL101/KL102/KL103 sit: the flag selecting the decode backend, else the DCP size."""
-        use = self.decode.use or self.dcp_use
+        # DESIGN.md: the flag that selects the decode backend, else the DCP size flag (a
+        # --device platform default selects nothing on the command line)
+        use = self.decode.use if self.decode.use is not None and not self.decode.from_device else self.dcp_use
         return use_location(launch, use)
 
 
