@@ -7,6 +7,7 @@ replaced by defaults for the keys that were wrong.
 from __future__ import annotations
 
 import fnmatch
+import os
 import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -92,7 +93,8 @@ class Settings:
     def _rel(self, path: Path) -> str:
         base = self.base or Path.cwd()
         try:
-            return path.resolve().relative_to(base.resolve()).as_posix()
+            # lexical: globs match paths as written, and a symlink loop must not raise here
+            return Path(os.path.abspath(path)).relative_to(os.path.abspath(base)).as_posix()
         except ValueError:
             return path.as_posix()
 
