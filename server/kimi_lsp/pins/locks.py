@@ -18,6 +18,8 @@ them with ``uv_lock_requirements``, e.g. to tell that a lock is stale after a ma
 """
 from __future__ import annotations
 
+import bisect
+import dataclasses
 import json
 import re
 from kimi_lsp._toml import tomllib
@@ -256,9 +258,41 @@ def _entry_span(source: SourceText, name_kv: Span | None, version_kv: Span | Non
 # -- TOML locks ------------------------------------------------------------------------------
 
 
+# Artifact lists (wheel/sdist URLs and hashes) are most of a lock's text and none of what is
+# read from it; they become comments before parsing (the parser skips a comment line at C speed,
+# blank space character by character). Only lines the tools write on their own are touched, and
+# each keeps its length (newlines stay), so offsets do not move.
+_ARTIFACTS = re.compile(
+    r"^(?:wheels|files)[ \t]*=[ \t]*\[[ \t]*\n(?:[ \t]+\{[^\n]*\}[ \t]*,?[ \t]*\n)*\][ \t]*$"
+    r"|^(?:wheels|files)[ \t]*=[ \t]*\[\{[^\n]*\}\][ \t]*$"
+    r"|^sdist[ \t]*=[ \t]*\{[^\n]*\}[ \t]*$",
+    re.M,
+)
+_SKIPPABLE = {"uv.lock", "poetry.lock", "pdm.lock"}
+
+
+def _without_artifacts(text: str) -> str:
+    return _ARTIFACTS.sub(lambda m: "\n".join(_as_comment(line) for line in m.group(0).split("\n")), text)
+
+
+def _has_artifact(starts: list[int], body: Span) -> bool:
+    i = bisect.bisect_left(starts, body.start)
+    return i < len(starts) and starts[i] < body.end
+
+
+def _as_comment(line: str) -> str:
+    if not line:
+        return line
+    tail = "\r" if line.endswith("\r") else ""
+    body = line[: len(line) - len(tail)]
+    return ("#" + " " * (len(body) - 1) if body else "") + tail
+
+
 def _read_toml_lock(source: SourceText, fmt: str, tool: str | None, array: str) -> PinSource:
     try:
-        data = tomllib.loads(source.text)
+        skip = fmt in _SKIPPABLE
+        artifacts = [m.start() for m in _ARTIFACTS.finditer(source.text)] if skip else []
+        data = tomllib.loads(_without_artifacts(source.text) if skip else source.text)
     except tomllib.TOMLDecodeError as exc:
         problem = _toml_problem(source, exc)
         return PinSource(source.path, fmt, True, (), tool=tool, relock_command=RELOCK.get(fmt), problems=(problem,))
@@ -287,6 +321,8 @@ def _read_toml_lock(source: SourceText, fmt: str, tool: str | None, array: str) 
             body = _inline_entry_body(source.text, entry, search_from)
             header, own_line = Span(body.start, body.start), False
         pin, problem = _toml_entry_pin(source, fmt, entry, body, header, own_line)
+        if pin is not None and not pin.hashed and _has_artifact(artifacts, body):
+            pin = dataclasses.replace(pin, hashed=True)  # its files/wheels were blanked before parsing
         if pin is not None:
             pins.append(pin)
             search_from = max(search_from, pin.span.end)
