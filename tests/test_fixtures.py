@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from kimi_lsp.cli.check import collect_files, _index_config_references
+from kimi_lsp.cli.check import collect_files
 from kimi_lsp.engine import Engine
 from kimi_lsp.fixes import fix_until_stable
 from kimi_lsp.workspace import Workspace
@@ -77,7 +77,7 @@ def _lint(root: Path) -> tuple[list, Workspace, Engine, list[Path]]:
     files, errors = collect_files(["."], ws)
     assert not errors
     files = [f for f in files if f.suffix != ".fixed"]
-    _index_config_references(eng, files)
+    eng.index_config_references(files)
     diags = []
     seen = set()
     for f in files:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from kimi_lsp.cli.check import _index_config_references, collect_files
+from kimi_lsp.cli.check import collect_files
 from kimi_lsp.engine import Engine
 from kimi_lsp.rules import ALL_RULES
 from kimi_lsp.rules._base import Rule
@@ -68,7 +68,7 @@ def lint_codes(root: Path, monkeypatch) -> list[tuple[str, str]]:
     eng = Engine(ws)
     files, errors = collect_files(["."], ws)
     assert not errors
-    _index_config_references(eng, files)
+    eng.index_config_references(files)
     out: list[tuple[str, str]] = []
     for f in files:
         out.extend((d.code, d.message) for d in eng.lint_file(f).diagnostics)

@@ -10,7 +10,7 @@ per worker, and files are dealt out in chunks of one project directory (the near
 holding pin files), so a project's launch files mostly land on one worker.
 
 ``--config`` cross-references: a YAML file passed with ``--config`` by a launch in this run is
-checked through that launch, not on its own (``cli/check._index_config_references``). Building
+checked through that launch, not on its own (``Engine.index_config_references``). Building
 that index means parsing every launch file, which is a third of a run; done in the parent before
 dispatch, it would stay serial. Instead each worker indexes the files it is given before linting
 them, reports which files hold a standalone config and whether it treated them as referenced,
@@ -208,14 +208,8 @@ def _lint_chunk(items: list[tuple[int, str]]) -> tuple[list[tuple[int, _FileOut]
 
 
 def _index(engine: Engine, files: Sequence[Path]) -> None:
-    """``--config`` cross-references among ``files`` (``cli/check._index_config_references``)."""
-    index = getattr(engine, "index_config_references", None)
-    if index is not None:
-        index(list(files))
-    else:  # an engine without the method: the CLI's own helper
-        from kimi_lsp.cli.check import _index_config_references
-
-        _index_config_references(engine, list(files))
+    """``--config`` cross-references among ``files`` (``Engine.index_config_references``)."""
+    engine.index_config_references(list(files))
 
 
 def _resolved(path: Path) -> Path:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from kimi_lsp.cli.check import _index_config_references, collect_files
+from kimi_lsp.cli.check import collect_files
 from kimi_lsp.cli.main import main as cli_main
 from kimi_lsp.engine import Engine
 from kimi_lsp.fixes import fix_until_stable
@@ -104,7 +104,7 @@ def test_nothing_in_the_project_runs_in_process(tmp_path: Path, monkeypatch: pyt
 
     def lint_all():
         eng = Engine(Workspace(root, overlays={p: t for p, t in ws._overlays.items()}))
-        _index_config_references(eng, files)
+        eng.index_config_references(files)
         out = []
         for f in files:
             out.extend(eng.lint_file(f).diagnostics)
@@ -177,7 +177,7 @@ def test_no_network_over_the_fixture_corpus(tmp_path: Path, no_network: list[str
 
         def lint_all(case=case, files=files, ws=ws):
             eng = Engine(Workspace(case, overlays=dict(ws._overlays)))
-            _index_config_references(eng, files)
+            eng.index_config_references(files)
             out = []
             for f in files:
                 out.extend(eng.lint_file(f).diagnostics)

@@ -93,7 +93,7 @@ class _Run:
         # A fresh engine each time: the engine caches parsed --config files by path, which a fix
         # pass (editing them through workspace overlays) would otherwise leave stale.
         engine = Engine(ws or self.ws, overrides=self.overrides)
-        _index_config_references(engine, self.files)
+        engine.index_config_references(self.files)
         diags: list[Diagnostic] = []
         seen: set[tuple] = set()
         for f in self.files:
@@ -275,9 +275,6 @@ def unified_diff(before: str, after: str, rel: str) -> str:
             out.append("\n\\ No newline at end of file\n")
     return "".join(out)
 
-
-def _index_config_references(engine: Engine, files: list[Path]) -> None:
-    engine.index_config_references(files)
 
 
 __all__ = ["collect_files", "run_check", "unified_diff"]

@@ -19,7 +19,9 @@ from kimi_lsp.diagnostics import Applicability, Fix, Location, Related
 from kimi_lsp.knowledge import flashinfer as fi
 from kimi_lsp.knowledge.sglang_releases import SglangRelease, sglang_release, sglang_versions
 from kimi_lsp.pins.model import Pin, PinSource
+from kimi_lsp.rules import _kimi
 from kimi_lsp.rules._base import LaunchContext
+from kimi_lsp.rules._kimi import K3Dcp
 
 FI = "flashinfer-python"
 SGLANG = "sglang"
@@ -339,6 +341,19 @@ def _mark_stale(f: Finding, project) -> Finding:
         return f
     detail = f"{man.path.name} requires flashinfer-python{' or '.join(specs[0].split('||')) if len(specs) == 1 else ','.join(specs)}"
     return Finding(f.source, tuple(stale), "stale", f.shown, detail, project_dir=f.project_dir)
+
+
+def probed_launch(ctx: LaunchContext) -> tuple[K3Dcp, Evaluation] | None:
+    """The launch and its flashinfer evaluation when sglang would run its ``enable_dcp`` probe:
+    Kimi-K3 with DCP, decode backend cutedsl_mla or unset, and a governing sglang release that
+    has the check (KL101, KL102 and KL104 all start here)."""
+    k3 = _kimi.k3_dcp(ctx)
+    if k3 is None or k3.decode.name not in (None, "cutedsl_mla"):
+        return None
+    ev = evaluate(ctx)
+    if not sglang_checks(ev):
+        return None
+    return k3, ev
 
 
 def sglang_checks(ev: Evaluation) -> bool:

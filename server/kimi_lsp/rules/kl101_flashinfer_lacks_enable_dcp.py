@@ -55,12 +55,10 @@ def check(ctx: LaunchContext) -> Iterator[Violation]:
     bumped and the re-lock command is named. `--dcp-size 1` and `--decode-attention-backend aiter`
     (ROCm only) are unsafe alternatives: they change how the model is served.
     """
-    k3 = _kimi.k3_dcp(ctx)
-    if k3 is None or k3.decode.name not in (None, "cutedsl_mla"):
+    probed = _flashinfer.probed_launch(ctx)
+    if probed is None:
         return
-    ev = _flashinfer.evaluate(ctx)
-    if not _flashinfer.sglang_checks(ev):
-        return
+    k3, ev = probed
     launch = ctx.launch
     anchor = k3.anchor(launch)
     how = _decode_how(k3)

@@ -40,12 +40,10 @@ def check(ctx: LaunchContext) -> Iterator[Violation]:
     ## Fix safety
     Raising the floor of the range (keeping its cap) is safe.
     """
-    k3 = _kimi.k3_dcp(ctx)
-    if k3 is None or k3.decode.name not in (None, "cutedsl_mla"):
+    probed = _flashinfer.probed_launch(ctx)
+    if probed is None:
         return
-    ev = _flashinfer.evaluate(ctx)
-    if not _flashinfer.sglang_checks(ev):
-        return
+    k3, ev = probed
     if ev.failing:
         return  # KL101 speaks for this launch
     anchor = k3.anchor(ctx.launch)
