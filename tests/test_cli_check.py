@@ -114,6 +114,34 @@ def test_check_imports_neither_pygls_nor_torch(example: Path) -> None:
     assert r.stdout.strip().endswith("OK"), r.stdout + r.stderr
 
 
+# Start-up budget (bench/RESULTS.md): modules a one-file check must not load. dataclasses pulls in
+# inspect and ast; packaging.requirements pulls in markers, tags, platform and subprocess.
+HEAVY = ("dataclasses", "inspect", "packaging.requirements", "packaging.markers", "logging", "difflib", "subprocess")
+
+
+def _modules_after(args: list[str], cwd: Path, env: dict[str, str]) -> set[str]:
+    code = f"import sys; from kimi_lsp.cli.main import main; main({args!r}); print('\\nMODULES', *sys.modules)"
+    e = dict(os.environ, PYTHONPATH=str(ROOT / "server"), **env)
+    r = subprocess.run([sys.executable, "-c", code], cwd=cwd, env=e, text=True, capture_output=True)
+    line = r.stdout.rsplit("\nMODULES ", 1)
+    assert len(line) == 2, r.stdout + r.stderr
+    return set(line[1].split())
+
+
+def test_one_file_check_stays_off_heavy_modules(example: Path) -> None:
+    mods = _modules_after(["--check", "-q", "deploy/k3-dcp.yaml"], example, {})
+    assert "kimi_lsp.engine" in mods
+    assert not [m for m in HEAVY if m in mods]
+
+
+def test_a_cache_hit_loads_no_engine(example: Path) -> None:
+    env = {"KIMI_LSP_NO_CACHE": "", "KIMI_LSP_CACHE_RACY_SECONDS": "0"}
+    _modules_after(["--check", "-q", "deploy/k3-dcp.yaml"], example, env)
+    mods = _modules_after(["--check", "-q", "deploy/k3-dcp.yaml"], example, env)
+    assert "kimi_lsp.cli.check" in mods and "kimi_lsp.cache" in mods
+    assert not [m for m in ("kimi_lsp.engine", "kimi_lsp.rules", "yaml", "tomllib", *HEAVY) if m in mods]
+
+
 def test_rules_and_explain() -> None:
     r = run(["rules"], ROOT)
     assert r.returncode == 0 and "KL101" in r.stdout

@@ -47,7 +47,7 @@ def lint_files(
     means one per available core, 1 means this process only.
     """
     files = list(files)
-    workers = _workers(jobs, len(files))
+    workers = workers_for(jobs, len(files))
     if workers > 1:
         try:
             return _lint_parallel(files, root, overrides, workers)
@@ -77,7 +77,7 @@ class _PoolUnavailable(Exception):
     pass
 
 
-def _workers(jobs: int | None, n_files: int) -> int:
+def workers_for(jobs: int | None, n_files: int) -> int:
     if jobs is not None and jobs <= 1:
         return 1
     if n_files <= PARALLEL_MIN_FILES:

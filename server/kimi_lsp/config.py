@@ -9,13 +9,13 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
-from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from kimi_lsp._record import dataclass, field, replace
 from kimi_lsp._toml import tomllib
 from kimi_lsp.diagnostics import Severity
 from kimi_lsp.text import Span
-from kimi_lsp.workspace import SourceText, Workspace
+from kimi_lsp.workspace import SourceText, Workspace, touched
 
 _CODE_PREFIX = re.compile(r"^KL\d{0,3}$")
 KNOWN_KEYS = {
@@ -112,6 +112,7 @@ def _glob_match(rel: str, glob: str) -> bool:
 
 
 def find_config_file(start: Path, workspace: Workspace, stop: Path | None = None) -> Path | None:
+    touched(start)
     d = start if start.is_dir() else start.parent
     for cur in (d, *d.parents):
         for name in ("kimi-lsp.toml", ".kimi-lsp.toml"):

@@ -6,9 +6,9 @@ another file than the diagnostic (the flashinfer bump edits the pin file, not th
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field
 from pathlib import Path
 
+from kimi_lsp._record import dataclass, field
 from kimi_lsp.text import Span
 
 
@@ -73,3 +73,39 @@ class Diagnostic:
 
     def sort_key(self) -> tuple[str, int, str]:
         return (str(self.location.path), self.location.span.start, self.code)
+
+
+# -- a compact form of builtins, for the --check result cache (marshal) ------------------------
+
+
+def _loc_wire(loc: Location) -> tuple[str, int, int]:
+    return (str(loc.path), loc.span.start, loc.span.end)
+
+
+def _loc_from(w: tuple[str, int, int]) -> Location:
+    return Location(Path(w[0]), Span(w[1], w[2]))
+
+
+def to_wire(d: Diagnostic) -> tuple:
+    fixes = tuple(
+        (f.title, tuple((str(e.path), e.span.start, e.span.end, e.new_text) for e in f.edits), f.applicability.value, f.followup)
+        for f in d.fixes
+    )
+    related = tuple((_loc_wire(r.location), r.message) for r in d.related)
+    return (d.code, d.message, _loc_wire(d.location), d.severity.value, fixes, related, d.data)
+
+
+def from_wire(w: tuple) -> Diagnostic:
+    code, message, loc, severity, fixes, related, data = w
+    return Diagnostic(
+        code=code,
+        message=message,
+        location=_loc_from(loc),
+        severity=Severity(severity),
+        fixes=tuple(
+            Fix(title, tuple(Edit(Path(p), Span(a, b), t) for p, a, b, t in edits), Applicability(app), followup)
+            for title, edits, app, followup in fixes
+        ),
+        related=tuple(Related(_loc_from(loc), m) for loc, m in related),
+        data=data,
+    )

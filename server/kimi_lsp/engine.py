@@ -6,14 +6,13 @@ pins, runs the rules, then applies settings and suppressions. Nothing here print
 """
 from __future__ import annotations
 
-import logging
 import os
-import traceback
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from kimi_lsp import suppression
+from kimi_lsp._record import dataclass, field
 from kimi_lsp.config import Settings, find_config_file, load_settings
 from kimi_lsp.diagnostics import Applicability, Diagnostic, Edit, Fix, Location, Severity
 from kimi_lsp.knowledge.schema import Schema, load_schema
@@ -23,9 +22,16 @@ from kimi_lsp.rules._base import LaunchContext, Rule, Violation
 from kimi_lsp.surfaces import read_surface
 from kimi_lsp.surfaces.model import ConfigFile, Entry, LaunchCommand, Surface, SurfaceResult
 from kimi_lsp.text import Span
-from kimi_lsp.workspace import ReadFailure, SourceText, Workspace, find_repo_root
+from kimi_lsp.workspace import ReadFailure, SourceText, Workspace, find_repo_root, touched
 
-log = logging.getLogger("kimi_lsp.engine")
+if TYPE_CHECKING:
+    import logging
+
+
+def _log() -> logging.Logger:  # logging and traceback cost ~10 ms at start-up; only failures need them
+    import logging
+
+    return logging.getLogger("kimi_lsp.engine")
 
 
 @dataclass
@@ -111,7 +117,7 @@ class Engine:
         try:
             gov = discovery.discover(path, self.workspace, find_repo_root(path.parent, None), own_kind=own_kind)
         except Exception:  # discovery problems are reported by the lint itself
-            log.debug("pin discovery failed for %s", path, exc_info=True)
+            _log().debug("pin discovery failed for %s", path, exc_info=True)
             return self.schema_for(settings, None)
         return self.schema_for(settings, _pinned_sglang(gov))
 
@@ -219,8 +225,10 @@ class Engine:
                 for v in r.check(ctx):
                     out.append(self._to_diag(r, v))
             except Exception:  # a bug in one rule must not take down the others (or the server)
+                import traceback
+
                 msg = f"internal error in rule {r.code} on {cmd.path}: {traceback.format_exc(limit=8)}"
-                log.error(msg)
+                _log().error(msg)
                 self.errors.append(msg)
         if governing_box:
             gov = governing_box[0]
@@ -240,6 +248,7 @@ class Engine:
         path = resolve_config_path(tok.value, cmd, self.workspace.root, self.workspace.exists)
         if path is None or path.suffix.lower() not in (".yaml", ".yml") or not self.workspace.exists(path):
             return None, []  # reported by the config rules (missing file, non-YAML)
+        touched(path)
         path = path.resolve()
         result.depends_on.add(path)
         self.referenced_configs.add(path)
@@ -346,6 +355,7 @@ def _own_kind(cmd: LaunchCommand) -> str | None:
 
 def _resolve(path: Path) -> Path:
     """Absolute, symlinks resolved; a symlink loop stays as written (reading it then fails cleanly)."""
+    touched(path)
     try:
         return path.resolve()
     except (RuntimeError, OSError):

@@ -15,11 +15,11 @@ import codecs
 import os
 import re
 import tempfile
-from kimi_lsp._toml import tomllib
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 from pathlib import Path
 
+from kimi_lsp._record import dataclass, field
+from kimi_lsp._toml import tomllib
 from kimi_lsp.diagnostics import Applicability, Diagnostic, Edit, Fix
 from kimi_lsp.workspace import SourceText, Workspace, decode_bytes, find_repo_root
 

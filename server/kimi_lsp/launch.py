@@ -12,9 +12,9 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 
+from kimi_lsp._record import dataclass, field
 from kimi_lsp.knowledge.schema import Flag, Schema
 from kimi_lsp.surfaces.model import ConfigEntry, ConfigFile, Entry, EnvVar, LaunchCommand, Token
 from kimi_lsp.text import Span

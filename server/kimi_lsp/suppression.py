@@ -9,8 +9,8 @@ A code may be a prefix (``KL1``), as in select/ignore.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
+from kimi_lsp._record import dataclass
 from kimi_lsp.diagnostics import Diagnostic
 from kimi_lsp.text import LineIndex, Span
 

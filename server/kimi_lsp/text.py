@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import bisect
 import re
-from dataclasses import dataclass
 from typing import Generic, TypeVar
+
+from kimi_lsp._record import dataclass
 
 T = TypeVar("T")
 _NEWLINE = re.compile(r"\r\n|\r|\n")

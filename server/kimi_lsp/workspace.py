@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import codecs
 import os
-from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
+from kimi_lsp._record import dataclass
 from kimi_lsp.text import LineIndex
 
 # Launch files and pin files are small; anything bigger is skipped with a diagnostic.
@@ -70,6 +70,36 @@ def decode_bytes(path: Path, data: bytes) -> SourceText | ReadFailure:
     return SourceText(path, text, enc, bom)
 
 
+# Every path a lint reads, probes or lists, while a ``--check`` run records them for its result
+# cache (kimi_lsp/cache.py); None otherwise. Readers that go around the Workspace call ``touched``
+# (content or listing matters) or ``probed`` (only whether it exists matters, e.g. ``.git``).
+_touched: set[str] | None = None
+_probed: set[str] | None = None
+
+
+def record_touched() -> None:
+    global _touched, _probed
+    _touched, _probed = set(), set()
+
+
+def take_touched() -> tuple[set[str], set[str]]:
+    """(paths whose content or listing was used, paths only tested for existence)."""
+    global _touched, _probed
+    out = (_touched or set(), (_probed or set()) - (_touched or set()))
+    _touched = _probed = None
+    return out
+
+
+def touched(path: object) -> None:
+    if _touched is not None:
+        _touched.add(str(path))
+
+
+def probed(path: object) -> None:
+    if _probed is not None:
+        _probed.add(str(path))
+
+
 class Workspace:
     """File access for one lint run (CLI) or one server session (LSP).
 
@@ -104,11 +134,15 @@ class Workspace:
     # -- reading ---------------------------------------------------------------------------
     def exists(self, path: Path) -> bool:
         path = normalize_path(path)
+        if _touched is not None:
+            _touched.add(str(path))
         return path in self._overlays or path.is_file()
 
     def read(self, path: Path) -> SourceText | ReadFailure:
         """Decoded text of ``path``; cached until ``invalidate``."""
         path = normalize_path(path)
+        if _touched is not None:
+            _touched.add(str(path))
         hit = self._cache.get(path)
         if hit is not None:
             return hit
@@ -161,7 +195,9 @@ def normalize_path(path: Path) -> Path:
 def find_repo_root(start: Path, fallback: Path | None = None) -> Path:
     """The nearest directory at or above ``start`` holding ``.git``; else ``fallback`` or ``/``."""
     cur = start if start.is_dir() else start.parent
+    touched(start)
     for d in (cur, *cur.parents):
+        probed(d / ".git")
         if (d / ".git").exists():
             return d
     return fallback if fallback is not None else Path(cur.anchor)

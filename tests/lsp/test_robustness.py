@@ -19,10 +19,10 @@ pytestmark = pytest.mark.asyncio
 
 # Replace KL103's check with one that raises, before the engine is imported.
 FAULTY = (
-    "import dataclasses, kimi_lsp.rules as r\n"
+    "import kimi_lsp._record, kimi_lsp.rules as r\n"
     "def boom(ctx):\n"
     "    raise RuntimeError('boom from a broken rule')\n"
-    "r.LAUNCH_RULES = tuple(dataclasses.replace(x, check=boom) if x.code == 'KL103' else x for x in r.LAUNCH_RULES)\n"
+    "r.LAUNCH_RULES = tuple(kimi_lsp._record.replace(x, check=boom) if x.code == 'KL103' else x for x in r.LAUNCH_RULES)\n"
     "from kimi_lsp.cli.main import entry\n"
     "entry()\n"
 )

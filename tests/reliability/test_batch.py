@@ -70,7 +70,7 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_parallel_equals_serial_on_generated_corpus(corpus: Path, low_threshold: None) -> None:
     files = _files(corpus)
     assert len(files) > batch.PARALLEL_MIN_FILES
-    assert batch._workers(2, len(files)) == 2 and batch._workers(None, 10_000) == (len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count())
+    assert batch.workers_for(2, len(files)) == 2 and batch.workers_for(None, 10_000) == (len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count())
     diags, _ = _same(corpus, files)
     assert {d.code for d in diags} >= {"KL101"}
 
@@ -146,8 +146,8 @@ def test_small_inputs_stay_in_process(corpus: Path, monkeypatch: pytest.MonkeyPa
     monkeypatch.setattr(batch, "_lint_parallel", boom)
     files = _files(corpus)[:50]
     batch.lint_files(files, corpus, {})
-    assert batch._workers(None, 50) == 1
-    assert batch._workers(1, 10_000) == 1
+    assert batch.workers_for(None, 50) == 1
+    assert batch.workers_for(1, 10_000) == 1
 
 
 def test_chunks_cover_every_file_once(corpus: Path) -> None:

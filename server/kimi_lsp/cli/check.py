@@ -9,17 +9,19 @@ as not applied, with the reason.
 from __future__ import annotations
 
 import argparse
-import difflib
 import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import TextIO
 
+from kimi_lsp import cache
 from kimi_lsp.cli import output
 from kimi_lsp.diagnostics import Diagnostic, Severity
-from kimi_lsp.engine import Engine, looks_like_launch_candidate
-from kimi_lsp.workspace import Workspace, find_repo_root
+from kimi_lsp.workspace import Workspace, find_repo_root, record_touched, take_touched
+
+# The engine (rules, schema, surface and pin readers) is imported where a lint runs, so that a
+# result-cache hit answers without loading it.
 
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -65,9 +67,25 @@ def collect_files(paths: list[str], workspace: Workspace) -> tuple[list[Path], l
 def looks_like_launch_candidate_strict(path: Path) -> bool:
     # pyproject.toml / pylock.toml / environment.yml are pin files, not launch files; a TOML launch
     # profile or a YAML config is anything else with those suffixes
+    from kimi_lsp.engine import looks_like_launch_candidate
     from kimi_lsp.pins import discovery
 
     return looks_like_launch_candidate(path) and discovery.pin_format(path) is None
+
+
+def _overrides(ns: argparse.Namespace) -> dict[str, object]:
+    """Settings given on the command line (they win over kimi-lsp.toml / pyproject)."""
+    out: dict[str, object] = {}
+    sel, ign = _codes(ns.select), _codes(ns.ignore)
+    if sel is not None:
+        out["select"] = sel
+    if ign is not None:
+        out["ignore"] = ign
+    if ns.sglang_version:
+        out["sglang_version"] = ns.sglang_version
+    if ns.target_gpu:
+        out["target_gpu"] = ns.target_gpu
+    return out
 
 
 class _Run:
@@ -75,16 +93,7 @@ class _Run:
 
     def __init__(self, ns: argparse.Namespace, cwd: Path) -> None:
         self.cwd = cwd
-        self.overrides: dict[str, object] = {}
-        sel, ign = _codes(ns.select), _codes(ns.ignore)
-        if sel is not None:
-            self.overrides["select"] = sel
-        if ign is not None:
-            self.overrides["ignore"] = ign
-        if ns.sglang_version:
-            self.overrides["sglang_version"] = ns.sglang_version
-        if ns.target_gpu:
-            self.overrides["target_gpu"] = ns.target_gpu
+        self.overrides = _overrides(ns)
         self.ws = Workspace(cwd)
         self.files, self.errors = collect_files(ns.paths, self.ws)
         self.engine_errors: list[str] = []
@@ -92,6 +101,8 @@ class _Run:
     def lint(self, ws: Workspace | None = None) -> list[Diagnostic]:
         # A fresh engine each time: the engine caches parsed --config files by path, which a fix
         # pass (editing them through workspace overlays) would otherwise leave stale.
+        from kimi_lsp.engine import Engine
+
         engine = Engine(ws or self.ws, overrides=self.overrides)
         engine.index_config_references(self.files)
         diags: list[Diagnostic] = []
@@ -107,14 +118,49 @@ class _Run:
         return diags
 
 
+def _explicit_files(paths: list[str], cwd: Path) -> list[Path] | None:
+    """The resolved PATHs when every one is a regular file (what a result-cache entry is for)."""
+    out: list[Path] = []
+    for raw in paths:
+        try:
+            p = Path(os.path.realpath(os.path.join(cwd, raw)))
+        except (OSError, ValueError):
+            return None
+        if not os.path.isfile(p):
+            return None
+        out.append(p)
+    return out or None
+
+
+def _run_cache(ns: argparse.Namespace, cwd: Path, overrides: dict[str, object]) -> tuple[cache.Cache | None, list[Path] | None]:
+    if ns.fix or ns.diff or not cache.enabled(ns.no_cache):
+        return None, None
+    files = _explicit_files(ns.paths, cwd)
+    if files is None:
+        return None, None
+    return cache.Cache.for_run([str(f) for f in files], str(cwd), overrides), files
+
+
 def run_check(ns: argparse.Namespace) -> int:
     cwd = Path.cwd().resolve()
+    fmt = ns.format or ("github" if os.environ.get("GITHUB_ACTIONS") == "true" else "text")
+    overrides = _overrides(ns)
+    store, cached_files = _run_cache(ns, cwd, overrides)
+    if store is not None and cached_files is not None:
+        hit = store.load()
+        if hit is not None:
+            from kimi_lsp.diagnostics import from_wire
+
+            diags = [from_wire(w) for w in hit]
+            ws = Workspace(cwd)
+            _report(ns, fmt, diags, output.Positions(ws), cwd, len(cached_files), [])
+            return _exit_code(ns, diags, errors=False, would_change=False)
+
     run = _Run(ns, cwd)
     for e in run.errors:
         print(f"kimi-lsp: error: {e}", file=sys.stderr)
     if run.errors and not run.files:
         return EXIT_ERROR
-    fmt = ns.format or ("github" if os.environ.get("GITHUB_ACTIONS") == "true" else "text")
 
     failed_writes = False
     would_change = False
@@ -123,33 +169,60 @@ def run_check(ns: argparse.Namespace) -> int:
     else:  # a plain check: in this process, or on every core for a large tree
         from kimi_lsp import batch
 
-        diags, run.engine_errors = batch.lint_files(run.files, cwd, run.overrides, jobs=ns.jobs)
+        if store is not None and run.files != cached_files:
+            store = None  # a pin file named on the command line stands for a walk: not cached
+        if store is not None and batch.workers_for(ns.jobs, len(run.files)) > 1:
+            store = None  # each worker sees its own files: the paths read are not all here
+        started = 0.0
+        if store is not None:
+            store.prepare()
+            started = cache.now()
+            record_touched()
+        try:
+            diags, run.engine_errors = batch.lint_files(run.files, cwd, run.overrides, jobs=ns.jobs)
+        finally:
+            touched = take_touched()
+        if store is not None and not run.engine_errors and not run.errors:
+            from kimi_lsp.diagnostics import to_wire
+
+            store.store(touched, [to_wire(d) for d in diags], started)
         pos = output.Positions(run.ws)
 
-    if ns.diff:
-        pass  # stdout carries the diff alone
-    elif fmt == "json":
-        sys.stdout.write(output.render_json(diags, pos, cwd, files=len(run.files)))
-    elif fmt == "github":
-        sys.stdout.write(output.render_github(diags, pos, cwd, files=len(run.files)))
-    elif fmt == "sarif":
-        from kimi_lsp.cli.sarif import render_sarif
-
-        sys.stdout.write(render_sarif(diags, pos, cwd, engine_errors=run.engine_errors))
-    else:
-        sys.stdout.write(output.render_text(diags, pos, cwd, files=len(run.files), quiet=ns.quiet))
-    if ns.statistics:
-        stream = sys.stdout if fmt == "text" and not ns.diff else sys.stderr
-        stream.write(output.render_statistics(diags))
+    _report(ns, fmt, diags, pos, cwd, len(run.files), run.engine_errors)
     for e in run.engine_errors:
         print(f"kimi-lsp: {e}", file=sys.stderr)
     if run.engine_errors or run.errors or failed_writes:
+        return EXIT_ERROR
+    return _exit_code(ns, diags, errors=False, would_change=would_change)
+
+
+def _exit_code(ns: argparse.Namespace, diags: list[Diagnostic], *, errors: bool, would_change: bool) -> int:
+    if errors:
         return EXIT_ERROR
     if ns.exit_zero:
         return EXIT_OK
     if would_change:
         return EXIT_FINDINGS  # --diff: the files are not as --fix would leave them
     return EXIT_FINDINGS if any(d.severity is Severity.ERROR for d in diags) else EXIT_OK
+
+
+def _report(ns: argparse.Namespace, fmt: str, diags: list[Diagnostic], pos: output.Positions, cwd: Path,
+            n_files: int, engine_errors: list[str]) -> None:
+    if ns.diff:
+        pass  # stdout carries the diff alone
+    elif fmt == "json":
+        sys.stdout.write(output.render_json(diags, pos, cwd, files=n_files))
+    elif fmt == "github":
+        sys.stdout.write(output.render_github(diags, pos, cwd, files=n_files))
+    elif fmt == "sarif":
+        from kimi_lsp.cli.sarif import render_sarif
+
+        sys.stdout.write(render_sarif(diags, pos, cwd, engine_errors=engine_errors))
+    else:
+        sys.stdout.write(output.render_text(diags, pos, cwd, files=n_files, quiet=ns.quiet))
+    if ns.statistics:
+        stream = sys.stdout if fmt == "text" and not ns.diff else sys.stderr
+        stream.write(output.render_statistics(diags))
 
 
 def _fix(ns: argparse.Namespace, run: _Run, fmt: str) -> tuple[list[Diagnostic], output.Positions, bool, bool]:
@@ -268,6 +341,8 @@ def _still_reads(path: Path, text: str, src) -> bool:
 
 def unified_diff(before: str, after: str, rel: str) -> str:
     """``git diff``-style text; a last line without a newline is marked as git marks it."""
+    import difflib
+
     out: list[str] = []
     for line in difflib.unified_diff(before.splitlines(True), after.splitlines(True), f"a/{rel}", f"b/{rel}"):
         out.append(line)

@@ -5,10 +5,10 @@ import json
 import os
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from kimi_lsp import __version__
+from kimi_lsp._record import dataclass
 from kimi_lsp.diagnostics import Diagnostic, Edit, Severity
 from kimi_lsp.text import Span
 from kimi_lsp.workspace import SourceText, Workspace

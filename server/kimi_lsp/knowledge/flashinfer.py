@@ -15,12 +15,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from functools import cache, reduce
 from pathlib import Path
 
 from packaging.specifiers import InvalidSpecifier, Specifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
+
+from kimi_lsp._record import dataclass
 
 WATCHED = ("flashinfer-python", "flashinfer-cubin", "flashinfer-jit-cache")
 

@@ -13,9 +13,10 @@ import functools
 import json
 import os
 import re
-from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Callable, Mapping
+
+from kimi_lsp._record import dataclass, field
 
 # os.path rather than pathlib, argparse, difflib or decimal at import time: this module is on
 # the start-up path of `kimi-lsp --check` and those imports cost more than loading the data.

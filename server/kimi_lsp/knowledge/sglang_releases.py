@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 from types import MappingProxyType
 
 from packaging.version import InvalidVersion, Version
+
+from kimi_lsp._record import dataclass, field
 
 _DATA = Path(__file__).with_name("data") / "sglang_releases.json"
 

@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from lsprotocol import types as T
-from pygls.lsp.server import LanguageServer
 from pygls.exceptions import JsonRpcInvalidParams
+from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.json_rpc import JsonRPCNotification
 from pygls.protocol.language_server import lsp_method

@@ -8,13 +8,12 @@ specifier text: ``str(SpecifierSet(...))`` reorders clauses and cannot be search
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from pathlib import Path
 
-from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion
 
+from kimi_lsp._record import dataclass
 from kimi_lsp.pins.model import Pin, PinProblem, PinSource
 from kimi_lsp.text import Located, Span
 
@@ -223,12 +222,6 @@ def scan_requirement(s: str) -> ReqParts | None:
         semi = s.find(";", after)
         if semi >= 0:
             marker = s[semi + 1 :].strip() or None
-    error = None
-    try:
-        Requirement(s.strip())
-    except (InvalidRequirement, InvalidSpecifier, InvalidVersion, ValueError) as exc:
-        # packaging raises InvalidSpecifier (not InvalidRequirement) for some bad clauses
-        error = str(exc).splitlines()[0] if str(exc) else "invalid requirement"
     return ReqParts(
         name=s[name_range[0] : name_range[1]],
         name_range=name_range,
@@ -238,8 +231,41 @@ def scan_requirement(s: str) -> ReqParts | None:
         marker=marker,
         url=url,
         range=(i, max(end, name_range[1])),
-        error=error,
+        error=requirement_error(s),
     )
+
+
+_OP = r"(?:===|==|!=|~=|<=|>=|<|>)"
+_SIMPLE_REQUIREMENT = re.compile(
+    r"\s*[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?\s*"
+    r"(?:\[\s*(?:[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?"
+    r"(?:\s*,\s*[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)*)?\s*\])?\s*"
+    rf"(?P<spec>{_OP}\s*[^\s,;()\[\]]+(?:\s*,\s*{_OP}\s*[^\s,;()\[\]]+)*)?\s*"
+)
+
+
+def requirement_error(s: str) -> str | None:
+    """packaging's complaint about a PEP 508 string, or None when it is a valid requirement.
+
+    The common shape (name, extras, clauses; no marker or URL) is checked with SpecifierSet
+    alone: ``packaging.requirements`` pulls in markers, tags and platform (~15 ms at start-up)
+    and is imported only for the other shapes and for the exact wording of an error.
+    """
+    simple = _SIMPLE_REQUIREMENT.fullmatch(s)
+    if simple is not None:
+        try:
+            SpecifierSet(simple.group("spec") or "")
+            return None
+        except (InvalidSpecifier, InvalidVersion, ValueError):
+            pass
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    try:
+        Requirement(s.strip())
+    except (InvalidRequirement, InvalidSpecifier, InvalidVersion, ValueError) as exc:
+        # packaging raises InvalidSpecifier (not InvalidRequirement) for some bad clauses
+        return str(exc).splitlines()[0] if str(exc) else "invalid requirement"
+    return None
 
 
 def _with_error(s: str, name_range: tuple[int, int], msg: str) -> ReqParts:

@@ -10,11 +10,11 @@ is regenerated with ``relock_hint``'s command after the manifest edit.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
+from kimi_lsp._record import dataclass
 from kimi_lsp.diagnostics import Edit
 from kimi_lsp.pins._pep508 import COMPANIONS, FLASHINFER, normalize_spec
 from kimi_lsp.pins.conda_env import conda_to_pep440

@@ -13,16 +13,17 @@ from __future__ import annotations
 
 import os
 import re
-from kimi_lsp._toml import tomllib
-from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from kimi_lsp._record import dataclass, field
+from kimi_lsp._toml import tomllib
 from kimi_lsp.pins.locks import LOCK_FORMATS, read_lock
 from kimi_lsp.pins.model import PinProblem, PinSource
 from kimi_lsp.text import Span
-from kimi_lsp.workspace import ReadFailure, SourceText, Workspace, normalize_path as _norm
+from kimi_lsp.workspace import ReadFailure, SourceText, Workspace, touched
+from kimi_lsp.workspace import normalize_path as _norm
 
 # File names and globs of pin files, relative to a project directory. ``pylock.*.toml`` is
 # narrowed by ``pin_format`` to PEP 751's ``pylock.<name>.toml`` (one dot-free name).
@@ -236,6 +237,7 @@ def _own_pins(path: Path, kind: str, workspace: Workspace) -> tuple[PinSource, .
 
 
 def _mtime(path: Path) -> int:
+    touched(path)
     try:
         return os.stat(path).st_mtime_ns
     except OSError:
@@ -285,7 +287,7 @@ def _bound(start: Path, repo_root: Path, workspace: Workspace) -> Path:
     ws_root = _norm(workspace.root)
     if ws_root != Path(ws_root.anchor) and (start == ws_root or ws_root in start.parents):
         return ws_root
-    home = _norm(Path.home())
+    home = _norm(Path.home())  # $HOME is part of the result cache's key
     if home in start.parents:
         return home
     return start

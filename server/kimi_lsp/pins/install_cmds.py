@@ -12,10 +12,10 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from kimi_lsp._record import dataclass
 from kimi_lsp.pins._pep508 import (
     OffsetMap,
     canonical,
@@ -424,7 +424,7 @@ def _indirect_spec_span(value: str, w: _Word) -> Span | None:
 
 
 def _replace(pin: Pin, **changes: Any) -> Pin:
-    from dataclasses import replace
+    from kimi_lsp._record import replace
 
     return replace(pin, **changes)
 

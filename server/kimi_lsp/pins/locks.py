@@ -19,16 +19,15 @@ them with ``uv_lock_requirements``, e.g. to tell that a lock is stale after a ma
 from __future__ import annotations
 
 import bisect
-import dataclasses
 import json
 import re
-from kimi_lsp._toml import tomllib
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 import yaml
 
+from kimi_lsp._record import dataclass, replace
+from kimi_lsp._toml import tomllib
 from kimi_lsp.pins.model import Pin, PinProblem, PinSource
 from kimi_lsp.text import Located, Span
 from kimi_lsp.workspace import SourceText
@@ -322,7 +321,7 @@ def _read_toml_lock(source: SourceText, fmt: str, tool: str | None, array: str) 
             header, own_line = Span(body.start, body.start), False
         pin, problem = _toml_entry_pin(source, fmt, entry, body, header, own_line)
         if pin is not None and not pin.hashed and _has_artifact(artifacts, body):
-            pin = dataclasses.replace(pin, hashed=True)  # its files/wheels were blanked before parsing
+            pin = replace(pin, hashed=True)  # its files/wheels were blanked before parsing
         if pin is not None:
             pins.append(pin)
             search_from = max(search_from, pin.span.end)

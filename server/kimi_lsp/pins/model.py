@@ -1,9 +1,9 @@
 """What every dependency-pin reader produces: located requirements of one file."""
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
+from kimi_lsp._record import dataclass
 from kimi_lsp.text import Located, Span
 
 

@@ -6,7 +6,6 @@ Values are ``"==0.6.10"``, ``"*"``, or ``{version = "==0.6.10", extras = [...], 
 from __future__ import annotations
 
 from kimi_lsp._toml import tomllib
-
 from kimi_lsp.pins._pep508 import failed_source, locate_toml
 from kimi_lsp.pins.model import PinSource
 from kimi_lsp.pins.pyproject import _Collector, _toml_problem

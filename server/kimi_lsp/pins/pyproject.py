@@ -9,10 +9,10 @@ other requirements untouched by a bump). Poetry constraints (``^0.6.10``, ``~0.6
 from __future__ import annotations
 
 import re
-from kimi_lsp._toml import tomllib
 from pathlib import Path
 from typing import Any
 
+from kimi_lsp._toml import tomllib
 from kimi_lsp.pins._pep508 import (
     OffsetMap,
     TomlLocations,
@@ -27,7 +27,6 @@ from kimi_lsp.pins._pep508 import (
 from kimi_lsp.pins.model import Pin, PinProblem, PinSource
 from kimi_lsp.text import Located, Span
 from kimi_lsp.workspace import SourceText, Workspace
-
 
 # -- poetry constraints ------------------------------------------------------------------------
 

@@ -14,9 +14,9 @@ from __future__ import annotations
 import os
 import re
 import shlex
-from dataclasses import dataclass, field
 from pathlib import Path
 
+from kimi_lsp._record import dataclass, field
 from kimi_lsp.pins._pep508 import (
     OffsetMap,
     canonical,

@@ -7,7 +7,6 @@ Nothing here reads files; positions come from the located tokens.
 """
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -250,6 +249,8 @@ def closest_choice(value: str, choices: Iterable[object]) -> str | None:
     low = {n.lower(): n for n in names}
     if value.lower() in low:
         return low[value.lower()]
+    import difflib  # only a did-you-mean needs it
+
     found = difflib.get_close_matches(value, names, n=1, cutoff=0.6)
     return found[0] if found else None
 

@@ -7,9 +7,9 @@ applies select/ignore and suppressions.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from kimi_lsp._record import dataclass, field
 from kimi_lsp.diagnostics import Fix, Location, Related, Severity
 
 if TYPE_CHECKING:

@@ -8,13 +8,12 @@ still caught.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
 
-from packaging.markers import InvalidMarker, Marker
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
+from kimi_lsp._record import dataclass, field
 from kimi_lsp.diagnostics import Applicability, Fix, Location, Related
 from kimi_lsp.knowledge import flashinfer as fi
 from kimi_lsp.knowledge.sglang_releases import SglangRelease, sglang_release, sglang_versions
@@ -79,6 +78,8 @@ def _applies(pin: Pin) -> bool:
     marker counts when it holds for any supported Python (uv lock forks split on it)."""
     if not pin.marker:
         return True
+    from packaging.markers import Marker  # only pins with markers pay for it (~15 ms)
+
     try:
         marker = Marker(pin.marker)
         for py in _PYTHONS:
@@ -86,7 +87,7 @@ def _applies(pin: Pin) -> bool:
             if marker.evaluate(env):
                 return True
         return False
-    except (InvalidMarker, Exception):  # undefined environment names: may apply
+    except Exception:  # invalid markers, undefined environment names: may apply
         return True
 
 

@@ -11,14 +11,15 @@ from __future__ import annotations
 import json
 import os
 import re
-from dataclasses import dataclass
 from pathlib import Path
 
+from kimi_lsp._record import dataclass
 from kimi_lsp.diagnostics import Location, Related
 from kimi_lsp.launch import ArgUse, ResolvedLaunch
 from kimi_lsp.rules._args import parse_int, use_location
 from kimi_lsp.rules._base import LaunchContext
 from kimi_lsp.text import Span
+from kimi_lsp.workspace import touched
 
 K3_ARCH = "KimiK3ForConditionalGeneration"
 K3_TEXT_ARCH = "KimiK3LinearForCausalLM"
@@ -157,6 +158,7 @@ def _config_json_arch(ctx: LaunchContext, model: str) -> ModelFacts | None:
     if re.fullmatch(r"[\w.-]+/[\w.-]+", model):
         for hub in _hub_dirs(ctx):
             snap = hub / f"models--{model.replace('/', '--')}" / "snapshots"
+            touched(snap)
             try:
                 snaps = sorted(snap.iterdir()) if snap.is_dir() else []
             except OSError:

@@ -20,11 +20,10 @@ reported as the pure-Python loader words them: that is what ``yaml.safe_load`` (
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 
 import yaml
-from yaml.constructor import SafeConstructor
 from yaml.composer import ComposerError
+from yaml.constructor import SafeConstructor
 from yaml.error import MarkedYAMLError, YAMLError
 from yaml.events import (
     AliasEvent,
@@ -37,6 +36,7 @@ from yaml.events import (
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from yaml.reader import ReaderError
 
+from kimi_lsp._record import dataclass, field
 from kimi_lsp.surfaces.model import SyntaxProblem
 from kimi_lsp.surfaces.shell import MappedSource
 from kimi_lsp.text import Span

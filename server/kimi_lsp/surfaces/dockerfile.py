@@ -16,9 +16,9 @@ what its launches import, so every launch here has ``own_pins=True``.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
 
+from kimi_lsp._record import dataclass, field
 from kimi_lsp.surfaces.model import EnvVar, LaunchCommand, Surface, SurfaceResult, SyntaxProblem, Token
 from kimi_lsp.surfaces.shell import (
     Command,

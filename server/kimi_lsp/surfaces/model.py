@@ -8,9 +8,9 @@ each with the span of its raw text in the file. Interpreting the words (argparse
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field
 from pathlib import Path
 
+from kimi_lsp._record import dataclass, field
 from kimi_lsp.text import Located, Span
 
 

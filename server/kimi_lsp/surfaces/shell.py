@@ -22,9 +22,9 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 
+from kimi_lsp._record import dataclass, field
 from kimi_lsp.surfaces.model import (
     Entry,
     EnvVar,

@@ -11,10 +11,10 @@ span of its last key part, of its value, and of each array item.
 from __future__ import annotations
 
 import re
-from kimi_lsp._toml import tomllib
-from dataclasses import dataclass
 from pathlib import Path
 
+from kimi_lsp._record import dataclass
+from kimi_lsp._toml import tomllib
 from kimi_lsp.surfaces.model import (
     ConfigEntry,
     ConfigFile,

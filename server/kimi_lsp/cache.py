@@ -1,0 +1,222 @@
+"""The ``--check`` result cache: a repeated run over unchanged files answers without linting.
+
+Pre-commit and editors' save hooks run ``kimi-lsp --check`` on the same files again and again.
+Like ruff's and mypy's caches, this one lives in the repository (``.kimi-lsp-cache/``, with a
+``.gitignore`` of ``*`` and a ``CACHEDIR.TAG``) and is keyed by everything a result depends on:
+
+- the run: the resolved files checked (a run of explicit files only; a directory walk is not
+  cached, because a new file anywhere in the tree would change it), the working directory, the
+  command-line settings, the environment variables lint reads (``HOME``, ``HF_*``,
+  ``XDG_CACHE_HOME``, ``KIMI_LSP_*``), the Python version and the installed kimi-lsp, PyYAML and
+  packaging files (size and mtime of every module and data file);
+- the files: every path the run read, probed or listed (the launch files, pin files, ``--config``
+  files, settings, model ``config.json``s, ``.git`` probes) is recorded while it lints
+  (``workspace.touched``), with the ``stat`` of the path and of its directory. A directory's mtime
+  changes when an entry is added, removed or renamed, so a pin file created next to a launch
+  invalidates the entry as surely as an edit to the lockfile does.
+
+An entry is written only after a clean run (no internal errors, serial) and only when none of the
+recorded paths changed in the two seconds before the run began, so that an edit racing the lint
+(or a filesystem with coarse timestamps) cannot pin a stale answer (git's "racy clean" problem).
+Any doubt is a miss: an unreadable, corrupt or foreign entry is ignored and rewritten.
+
+``--no-cache`` or ``KIMI_LSP_NO_CACHE=1`` turn it off; ``KIMI_LSP_CACHE_DIR`` moves it. Nothing is
+cached outside a git repository. This module imports only the standard library's cheapest parts:
+a hit loads no engine, rules, schema or pin readers.
+"""
+from __future__ import annotations
+
+import marshal
+import os
+import sys
+import time
+import zlib
+from typing import Any
+
+FORMAT = 1
+DIR_NAME = ".kimi-lsp-cache"
+MAX_ENTRIES = 512
+RACY_SECONDS = 2.0
+_ENV_PREFIXES = ("HF_", "HUGGINGFACE_", "XDG_CACHE_HOME", "KIMI_LSP_", "HOME")
+_GITIGNORE = "# Created by kimi-lsp; safe to delete.\n*\n"
+_TAG = "Signature: 8a477f597d28d172789f06886806bc55\n# This file is a cache directory tag created by kimi-lsp.\n"
+
+Sig = tuple[int, int, int, int, int] | None
+
+
+def enabled(no_cache: bool = False) -> bool:
+    return not no_cache and os.environ.get("KIMI_LSP_NO_CACHE", "") in ("", "0")
+
+
+def _sig(path: str) -> Sig:
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return (st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino, st.st_mode)
+
+
+def _tree_sig(top: str) -> list[tuple[str, int, int]]:
+    out: list[tuple[str, int, int]] = []
+    for dirpath, dirnames, filenames in os.walk(top):
+        dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
+        for name in sorted(filenames):
+            if name.endswith((".py", ".json", ".typed")):
+                p = os.path.join(dirpath, name)
+                try:
+                    st = os.stat(p)
+                except OSError:
+                    continue
+                out.append((p, st.st_mtime_ns, st.st_size))
+    return out
+
+
+def _installed() -> list[Any]:
+    """What the code that answers is: kimi-lsp's files and the parsers it relies on."""
+    import importlib.util
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    sigs: list[Any] = [sys.version, _tree_sig(here)]
+    for mod in ("yaml", "packaging"):
+        spec = importlib.util.find_spec(mod)
+        origin = spec.origin if spec is not None else None
+        sigs.append(_tree_sig(os.path.dirname(origin)) if origin else None)
+    return sigs
+
+
+def repo_root(start: str) -> str | None:
+    cur = start
+    while True:
+        if os.path.exists(os.path.join(cur, ".git")):
+            return cur
+        parent = os.path.dirname(cur)
+        if parent == cur:
+            return None
+        cur = parent
+
+
+class Cache:
+    """The cache for one run of ``--check`` over ``files`` (resolved paths) from ``cwd``."""
+
+    def __init__(self, directory: str, key: bytes) -> None:
+        self.directory = directory
+        self.key = key
+        self.entry_path = os.path.join(directory, f"v{FORMAT}", f"{zlib.crc32(key):08x}{zlib.adler32(key):08x}.bin")
+
+    @classmethod
+    def for_run(cls, files: list[str], cwd: str, settings: dict[str, Any]) -> Cache | None:
+        """None when nothing may be cached: no files, or no repository to hold the cache."""
+        if not files:
+            return None
+        where = os.environ.get("KIMI_LSP_CACHE_DIR")
+        if not where:
+            root = repo_root(cwd)
+            if root is None:
+                return None
+            where = os.path.join(root, DIR_NAME)
+        env = sorted((k, v) for k, v in os.environ.items() if k.startswith(_ENV_PREFIXES))
+        key = marshal.dumps((FORMAT, tuple(files), cwd, sorted(settings.items()), env, _installed()))
+        return cls(where, key)
+
+    # -- reading ---------------------------------------------------------------------------
+    def load(self) -> Any | None:
+        """The stored result when every recorded path is as it was, else None."""
+        try:
+            with open(self.entry_path, "rb") as fh:
+                stored = marshal.load(fh)
+            key, deps, result = stored
+        except (OSError, EOFError, ValueError, TypeError):
+            return None
+        if key != self.key:
+            return None  # another run's entry under the same short name
+        try:
+            for path, sig in deps:
+                now = os.path.exists(path) if sig.__class__ is bool else _sig(path)
+                if now != sig:
+                    return None
+        except (TypeError, ValueError, AttributeError):
+            return None
+        return result
+
+    # -- writing ---------------------------------------------------------------------------
+    def prepare(self) -> None:
+        """Create the cache directory before linting, so that its creation (which changes the
+        repository root's mtime) is not mistaken for a change after the run."""
+        try:
+            os.makedirs(os.path.join(self.directory, f"v{FORMAT}"), exist_ok=True)
+            for name, text in ((".gitignore", _GITIGNORE), ("CACHEDIR.TAG", _TAG)):
+                p = os.path.join(self.directory, name)
+                if not os.path.exists(p):
+                    with open(p, "w", encoding="utf-8") as fh:
+                        fh.write(text)
+        except OSError:
+            pass  # a read-only checkout: no cache, same answers
+
+    def store(self, touched: tuple[set[str], set[str]], result: Any, started: float) -> bool:
+        """Write the entry; False when it is not safe or not possible to.
+
+        ``touched``: (paths whose content or listing the run used, paths it only tested for
+        existence). A missing path also records its directory, whose mtime changes when the
+        path appears."""
+        used, probed = touched
+        deps: list[tuple[str, Any]] = []
+        newest = (started - _racy_seconds()) * 1e9
+        pending = sorted(used)
+        seen: set[str] = set()
+        while pending:
+            p = pending.pop()
+            if p in seen:
+                continue
+            seen.add(p)
+            sig = _sig(p)
+            if sig is None:
+                parent = os.path.dirname(p)
+                if parent != p:
+                    pending.append(parent)
+            elif sig[0] >= newest or sig[1] >= newest:
+                return False  # changed just before or during the run: maybe not what was linted
+            deps.append((p, sig))
+        deps.extend((p, os.path.exists(p)) for p in sorted(probed - seen))
+        try:
+            data = marshal.dumps((self.key, deps, result))
+        except ValueError:
+            return False  # a diagnostic carried data marshal cannot hold
+        target = self.entry_path
+        tmp = f"{target}.{os.getpid()}.tmp"
+        try:
+            with open(tmp, "wb") as fh:
+                fh.write(data)
+            os.replace(tmp, target)
+        except OSError:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+            return False
+        self._prune()
+        return True
+
+    def _prune(self) -> None:
+        folder = os.path.dirname(self.entry_path)
+        try:
+            with os.scandir(folder) as it:
+                entries = [e for e in it if e.name.endswith(".bin")]
+            if len(entries) <= MAX_ENTRIES:
+                return
+            entries.sort(key=lambda e: e.stat().st_mtime_ns)
+            for e in entries[: len(entries) - MAX_ENTRIES]:
+                os.unlink(e.path)
+        except OSError:
+            pass
+
+
+def _racy_seconds() -> float:
+    """RACY_SECONDS; ``KIMI_LSP_CACHE_RACY_SECONDS`` lowers it for tests on freshly copied files."""
+    try:
+        return max(0.0, float(os.environ.get("KIMI_LSP_CACHE_RACY_SECONDS", RACY_SECONDS)))
+    except ValueError:
+        return RACY_SECONDS
+
+
+def now() -> float:
+    return time.time()

@@ -1,0 +1,206 @@
+"""The ``--check`` result cache (kimi_lsp/cache.py): a hit prints exactly what a lint would, and
+any change that could change the answer is a miss.
+
+Runs are in-process (``cli.main.main``) so that a hit can be told from a miss: on a hit the
+engine must not run at all (``batch.lint_files`` is replaced by one that fails the test).
+``KIMI_LSP_CACHE_RACY_SECONDS=0`` lets a freshly copied project be cached at once; the test of
+the racy window itself uses the default.
+"""
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from kimi_lsp import batch
+from kimi_lsp.cli.main import main
+from kimi_lsp.walk import walk
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLE = ROOT / "examples" / "k3-serving"
+FIXTURES = ROOT / "tests" / "fixtures"
+
+
+@pytest.fixture(autouse=True)
+def cache_on(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.delenv("KIMI_LSP_NO_CACHE", raising=False)
+    monkeypatch.delenv("KIMI_LSP_CACHE_DIR", raising=False)
+    monkeypatch.delenv("GITHUB_ACTIONS", raising=False)
+    monkeypatch.setenv("KIMI_LSP_CACHE_RACY_SECONDS", "0")
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "no-hf-home"))
+
+
+def _project(src: Path, dst: Path) -> Path:
+    shutil.copytree(src, dst)
+    (dst / ".git").mkdir(exist_ok=True)
+    return dst
+
+
+def check(args: list[str], cwd: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+          *, expect_hit: bool | None = None) -> tuple[int, str]:
+    monkeypatch.chdir(cwd)
+    real = batch.lint_files
+    calls: list[int] = []
+
+    def counting(*a: object, **kw: object):  # type: ignore[no-untyped-def]
+        calls.append(1)
+        return real(*a, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(batch, "lint_files", counting)
+    capsys.readouterr()
+    rc = main(args)
+    out = capsys.readouterr().out
+    monkeypatch.setattr(batch, "lint_files", real)
+    if expect_hit is not None:
+        assert (not calls) == expect_hit, "expected a cache " + ("hit" if expect_hit else "miss")
+    return rc, out
+
+
+def entries(project: Path) -> list[Path]:
+    return sorted((project / ".kimi-lsp-cache").rglob("*.bin"))
+
+
+@pytest.fixture()
+def example(tmp_path: Path) -> Path:
+    return _project(EXAMPLE, tmp_path / "k3-serving")
+
+
+LAUNCH = "deploy/k3-dcp.yaml"
+
+
+def test_second_run_is_a_hit_with_the_same_output_and_exit_code(example: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    check(["--check", LAUNCH], example, monkeypatch, capsys, expect_hit=False)
+    for fmt in ("text", "json", "github", "sarif"):  # output options are not part of the key
+        args = ["--check", "--format", fmt, "--statistics", LAUNCH]
+        fresh = check([*args, "--no-cache"], example, monkeypatch, capsys, expect_hit=False)
+        cached = check(args, example, monkeypatch, capsys, expect_hit=True)
+        assert cached == fresh and fresh[0] == 1
+        assert "KL101" in fresh[1]
+    cache_dir = example / ".kimi-lsp-cache"
+    assert (cache_dir / ".gitignore").read_text().splitlines()[-1] == "*"
+    assert (cache_dir / "CACHEDIR.TAG").read_text().startswith("Signature: 8a477f597d28d172789f06886806bc55")
+
+
+def test_every_fixture_project_answers_the_same_from_the_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """Differential: each fixture case, checked twice; the hit must print what the lint printed."""
+    cases = sorted(p for p in FIXTURES.iterdir() if p.is_dir() and not p.name.startswith("_"))
+    hits = 0
+    for case in cases:
+        project = _project(case, tmp_path / case.name)
+        files = [f.relative_to(project).as_posix() for f in walk(project, project) if f.suffix != ".fixed"]
+        if not files:
+            continue
+        args = ["--check", "--format", "json", "--exit-zero", *files]
+        rc1, out1 = check(args, project, monkeypatch, capsys)
+        rc2, out2 = check(args, project, monkeypatch, capsys)
+        assert (rc2, json.loads(out2)) == (rc1, json.loads(out1)), case.name
+        hits += bool(entries(project))
+    assert hits >= len(cases) * 3 // 4  # the rest had internal errors or unreadable files: not cached
+
+
+def test_editing_the_launch_or_the_pin_file_is_a_miss(example: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    check(["--check", LAUNCH], example, monkeypatch, capsys, expect_hit=False)
+    check(["--check", LAUNCH], example, monkeypatch, capsys, expect_hit=True)
+    req = example / "requirements.txt"
+    req.write_text(req.read_text().replace("flashinfer-python==0.6.16.post4", "flashinfer-python==0.7.2"))
+    rc, out = check(["--check", LAUNCH], example, monkeypatch, capsys, expect_hit=False)
+    assert "KL101" not in out
+    launch = example / LAUNCH
+    launch.write_text(launch.read_text() + "\n# a comment\n")
+    check(["--check", LAUNCH], example, monkeypatch, capsys, expect_hit=False)
+    check(["--check", LAUNCH], example, monkeypatch, capsys, expect_hit=True)
+
+
+def test_a_new_file_where_lint_looked_is_a_miss(example: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    _, before = check(["--check", LAUNCH], example, monkeypatch, capsys, expect_hit=False)
+    assert "KL101" in before
+    # settings next to the launch: a path lint probed and found missing
+    (example / "deploy" / "kimi-lsp.toml").write_text('ignore = ["KL101"]\n')
+    rc, out = check(["--check", LAUNCH], example, monkeypatch, capsys, expect_hit=False)
+    assert "KL101" not in out
+    check(["--check", LAUNCH], example, monkeypatch, capsys, expect_hit=True)
+    # a model config.json where the launch's model name would be looked up
+    model = example / "deploy" / "moonshotai" / "Kimi-K3"
+    model.mkdir(parents=True)
+    (model / "config.json").write_text('{"architectures": ["DeepseekV3ForCausalLM"]}')
+    check(["--check", LAUNCH], example, monkeypatch, capsys, expect_hit=False)
+
+
+def test_settings_and_environment_are_part_of_the_key(example: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    check(["--check", LAUNCH], example, monkeypatch, capsys, expect_hit=False)
+    _, out = check(["--check", "--ignore", "KL101", LAUNCH], example, monkeypatch, capsys, expect_hit=False)
+    assert "KL101" not in out
+    check(["--check", "--ignore", "KL101", LAUNCH], example, monkeypatch, capsys, expect_hit=True)
+    monkeypatch.setenv("HF_HOME", str(example / "elsewhere"))
+    check(["--check", LAUNCH], example, monkeypatch, capsys, expect_hit=False)
+
+
+def test_git_operations_do_not_invalidate(example: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    check(["--check", LAUNCH], example, monkeypatch, capsys, expect_hit=False)
+    (example / ".git" / "index").write_bytes(b"x")  # `.git` is only probed for existence
+    check(["--check", LAUNCH], example, monkeypatch, capsys, expect_hit=True)
+
+
+def test_a_corrupt_entry_is_a_miss_and_is_rewritten(example: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    _, first = check(["--check", LAUNCH], example, monkeypatch, capsys, expect_hit=False)
+    (entry,) = entries(example)
+    for junk in (b"", b"\x00garbage", entry.read_bytes()[:20]):
+        entry.write_bytes(junk)
+        _, out = check(["--check", LAUNCH], example, monkeypatch, capsys, expect_hit=False)
+        assert out == first
+    check(["--check", LAUNCH], example, monkeypatch, capsys, expect_hit=True)
+
+
+def test_files_changed_just_before_the_run_are_not_cached(example: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.delenv("KIMI_LSP_CACHE_RACY_SECONDS")  # the default two-second window
+    check(["--check", LAUNCH], example, monkeypatch, capsys, expect_hit=False)
+    assert entries(example) == []
+    check(["--check", LAUNCH], example, monkeypatch, capsys, expect_hit=False)
+
+
+@pytest.mark.parametrize("how", ["flag", "env"])
+def test_no_cache_neither_reads_nor_writes(example: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], how: str) -> None:
+    args = ["--check", "--no-cache", LAUNCH] if how == "flag" else ["--check", LAUNCH]
+    if how == "env":
+        monkeypatch.setenv("KIMI_LSP_NO_CACHE", "1")
+    check(args, example, monkeypatch, capsys, expect_hit=False)
+    check(args, example, monkeypatch, capsys, expect_hit=False)
+    assert not (example / ".kimi-lsp-cache").exists()
+
+
+def test_what_is_never_cached(example: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    # a directory walk (a new file anywhere below would change it)
+    check(["--check", "deploy"], example, monkeypatch, capsys, expect_hit=False)
+    check(["--check", "deploy"], example, monkeypatch, capsys, expect_hit=False)
+    # a pin file named on the command line (it stands for the launches it governs)
+    check(["--check", "requirements.txt"], example, monkeypatch, capsys, expect_hit=False)
+    check(["--check", "requirements.txt"], example, monkeypatch, capsys, expect_hit=False)
+    assert entries(example) == []
+    # --diff and --fix always lint
+    check(["--check", LAUNCH], example, monkeypatch, capsys, expect_hit=False)
+    _, diff = check(["--check", "--diff", LAUNCH], example, monkeypatch, capsys)
+    assert "+flashinfer-python==0.7.2" in diff
+    # outside a git repository nothing is written
+    bare = tmp_path / "bare"
+    shutil.copytree(EXAMPLE, bare)
+    check(["--check", LAUNCH], bare, monkeypatch, capsys, expect_hit=False)
+    check(["--check", LAUNCH], bare, monkeypatch, capsys, expect_hit=False)
+    assert not (bare / ".kimi-lsp-cache").exists()
+
+
+def test_a_cache_that_cannot_be_written_changes_nothing(example: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    blocker = example / "not-a-dir"
+    blocker.write_text("a file where the cache directory would go")
+    monkeypatch.setenv("KIMI_LSP_CACHE_DIR", str(blocker / "cache"))
+    rc1, out1 = check(["--check", LAUNCH], example, monkeypatch, capsys, expect_hit=False)
+    rc2, out2 = check(["--check", LAUNCH], example, monkeypatch, capsys, expect_hit=False)
+    assert (rc1, out1) == (rc2, out2) and rc1 == 1
+
+
+def test_cache_dir_can_be_moved(example: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    elsewhere = tmp_path / "cache-elsewhere"
+    monkeypatch.setenv("KIMI_LSP_CACHE_DIR", str(elsewhere))
+    check(["--check", LAUNCH], example, monkeypatch, capsys, expect_hit=False)
+    check(["--check", LAUNCH], example, monkeypatch, capsys, expect_hit=True)
+    assert not (example / ".kimi-lsp-cache").exists() and list(elsewhere.rglob("*.bin"))

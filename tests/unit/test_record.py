@@ -1,0 +1,117 @@
+"""kimi_lsp._record behaves like the dataclasses features it replaces (cheap start-up, same semantics)."""
+from __future__ import annotations
+
+import copy
+import dataclasses
+import pickle
+from typing import ClassVar, Generic, TypeVar
+
+import pytest
+from kimi_lsp import _record
+from kimi_lsp._record import FrozenInstanceError, dataclass, field, fields, replace
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class Point:
+    """A doc."""
+
+    x: int
+    y: int = 0
+    LIMIT: ClassVar[int] = 10
+
+    def __post_init__(self) -> None:
+        if self.x < 0:
+            raise ValueError("negative")
+
+    def norm1(self) -> int:
+        return abs(self.x) + abs(self.y)
+
+
+@dataclass
+class Bag:
+    name: str
+    items: list[int] = field(default_factory=list)
+    note: str = field(default="", compare=False, repr=False)
+    cache: dict[str, int] = field(default_factory=dict, init=False)
+
+
+@dataclass(frozen=True)
+class Base:
+    a: int
+
+
+@dataclass(frozen=True)
+class Child(Base):
+    b: str = "b"
+
+
+@dataclass(frozen=True, eq=False)
+class Identity:
+    v: int
+
+
+@dataclass(frozen=True, slots=True)
+class Box(Generic[T]):
+    value: T
+
+
+def test_init_defaults_repr_and_post_init() -> None:
+    assert Point(1) == Point(1, 0)
+    assert repr(Point(1, 2)) == "Point(x=1, y=2)"
+    assert Point.__doc__ == "A doc."
+    assert Point.LIMIT == 10 and [f.name for f in fields(Point(1))] == ["x", "y"]
+    with pytest.raises(ValueError):
+        Point(-1)
+    with pytest.raises(TypeError):
+        Point()  # type: ignore[call-arg]
+
+
+def test_frozen_slots_order_hash() -> None:
+    p = Point(1, 2)
+    with pytest.raises(FrozenInstanceError):
+        p.x = 3  # type: ignore[misc]
+    with pytest.raises(AttributeError):
+        del p.y  # type: ignore[misc]
+    assert isinstance(FrozenInstanceError("x"), AttributeError)
+    assert not hasattr(p, "__dict__") and Point.__slots__ == ("x", "y")
+    assert sorted([Point(2), Point(1, 5), Point(1, 3)]) == [Point(1, 3), Point(1, 5), Point(2)]
+    assert len({Point(1, 2), Point(1, 2), Point(2, 1)}) == 2
+    assert Point(1, 2) != (1, 2) and Point(1).norm1() == 1
+
+
+def test_mutable_factories_compare_and_unhashable() -> None:
+    a, b = Bag("n"), Bag("n")
+    a.items.append(1)
+    assert b.items == [] and a.cache == {} and a.cache is not b.cache
+    assert Bag("n", [1], note="x") == Bag("n", [1], note="y")  # note is compare=False
+    assert repr(Bag("n")) == "Bag(name='n', items=[], cache={})"
+    with pytest.raises(TypeError):
+        hash(Bag("n"))
+
+
+def test_inheritance_identity_and_generic() -> None:
+    assert Child(1) == Child(1, "b") and Child(1).a == 1 and repr(Child(1)) == "Child(a=1, b='b')"
+    assert Child(1) != Base(1)
+    assert Identity(1) != Identity(1)  # eq=False: identity
+    i = Identity(1)
+    assert i == i and {i: 1}[i] == 1
+    assert Box(3).value == 3 and Box[int](4).value == 4
+
+
+def test_replace_and_copy_and_pickle() -> None:
+    assert replace(Point(1, 2), y=5) == Point(1, 5)
+    with pytest.raises(ValueError):
+        replace(Point(1, 2), x=-1)  # __post_init__ runs again
+    with pytest.raises(ValueError):
+        replace(Bag("n"), cache={})
+    for value in (Point(1, 2), Bag("n", [1]), Child(2, "c"), Box((1, 2))):
+        assert pickle.loads(pickle.dumps(value)) == value
+        assert copy.copy(value) == value and copy.deepcopy(value) == value
+
+
+def test_module_never_imports_dataclasses_at_runtime() -> None:
+    source = open(_record.__file__, encoding="utf-8").read()
+    assert "from dataclasses import" in source  # only under TYPE_CHECKING
+    assert _record.dataclass is not dataclasses.dataclass
