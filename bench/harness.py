@@ -119,14 +119,17 @@ def one_file(cache: Path, seed: int, repeat: int) -> dict:
     cmds = {
         "floor": [py, "-c", "import yaml"],
         "kimi": [tool("kimi-lsp"), "--check", rel],
+        "kimi-nocache": [tool("kimi-lsp"), "--check", "--no-cache", rel],
         "yamllint": [tool("yamllint"), rel],
     }
-    res = interleaved(cmds, root, repeat)
+    # the warm-up runs fill the result cache; "kimi" is then the repeat run pre-commit makes
+    res = interleaved(cmds, root, repeat, warmup=3)
     res["file"] = rel
     floor = res["floor"]["wall"]
     res["target_wall"] = 1.2 * floor + 0.060
-    res["meets_floor_target"] = res["kimi"]["wall"] <= res["target_wall"]
-    res["faster_than_yamllint"] = res["kimi"]["wall"] < res["yamllint"]["wall"]
+    for name in ("kimi", "kimi-nocache"):
+        res[f"{name}-meets_floor_target"] = res[name]["wall"] <= res["target_wall"]
+        res[f"{name}-faster_than_yamllint"] = res[name]["wall"] < res["yamllint"]["wall"]
     return res
 
 
@@ -139,9 +142,9 @@ def sizes_bench(sizes: list[int], cache: Path, seed: int, repeat_for, jobs: list
         cmds: dict[str, list[str]] = {}
         for j in jobs:
             flag = [] if j == "auto" else ["--jobs", j]
-            cmds[f"kimi-dir-j{j}"] = [tool("kimi-lsp"), "--check", "-q", *flag, "."]
-        if listfile:
-            cmds["kimi-yaml"] = [tool("kimi-lsp"), "--check", "-q", *listfile]
+            cmds[f"kimi-dir-j{j}"] = [tool("kimi-lsp"), "--check", "-q", "--no-cache", *flag, "."]
+        if listfile:  # --no-cache: throughput means linting, not answering from the result cache
+            cmds["kimi-yaml"] = [tool("kimi-lsp"), "--check", "-q", "--no-cache", *listfile]
             cmds["yamllint-yaml"] = [tool("yamllint"), "-f", "parsable", *listfile]
         res = interleaved(cmds, root, reps, warmup=1 if n <= 1000 else 0)
         probe = run([tool("kimi-lsp"), "--check", "."], root)
@@ -218,14 +221,22 @@ def markdown(report: dict) -> str:
         "| command | wall (median) | wall (min) | CPU |",
         "|---|---|---|---|",
     ]
-    for name, label in (("floor", '`python -c "import yaml"` (floor)'), ("kimi", "`kimi-lsp --check FILE`"), ("yamllint", "`yamllint FILE`")):
+    for name, label in (
+        ("floor", '`python -c "import yaml"` (floor)'),
+        ("kimi", "`kimi-lsp --check FILE`, repeat run (result cache warm)"),
+        ("kimi-nocache", "`kimi-lsp --check --no-cache FILE` (every run lints)"),
+        ("yamllint", "`yamllint FILE`"),
+    ):
         r = one[name]
         lines.append(f"| {label} | {ms(r['wall'])} | {ms(r['wall_min'])} | {ms(r['cpu'])} |")
+    lines += [""]
+    for name, label in (("kimi", "Repeat run (cache warm)"), ("kimi-nocache", "Every run lints (`--no-cache`)")):
+        lines.append(
+            f"{label}: target at most 1.2 x floor + 60 ms = {ms(one['target_wall'])}: "
+            f"**{'met' if one[f'{name}-meets_floor_target'] else 'not met'}**; faster than yamllint: "
+            f"**{'yes' if one[f'{name}-faster_than_yamllint'] else 'no'}**."
+        )
     lines += [
-        "",
-        f"Target: at most 1.2 x floor + 60 ms = {ms(one['target_wall'])}: "
-        f"**{'met' if one['meets_floor_target'] else 'not met'}**; faster than yamllint: "
-        f"**{'yes' if one['faster_than_yamllint'] else 'no'}**.",
         "",
         "## Corpora (1 to 10,000 launch files)",
         "",

@@ -22,7 +22,7 @@ from kimi_lsp.rules._base import LaunchContext, Rule, Violation
 from kimi_lsp.surfaces import read_surface
 from kimi_lsp.surfaces.model import ConfigFile, Entry, LaunchCommand, Surface, SurfaceResult
 from kimi_lsp.text import Span
-from kimi_lsp.workspace import ReadFailure, SourceText, Workspace, find_repo_root, touched
+from kimi_lsp.workspace import ReadFailure, SourceText, Workspace, touched
 
 if TYPE_CHECKING:
     import logging
@@ -76,7 +76,7 @@ class Engine:
         d = path.parent
         hit = self._settings_cache.get(d)
         if hit is None:
-            root = find_repo_root(d, None)
+            root = self.workspace.repo_root(d, None)
             cfg = find_config_file(d, self.workspace, stop=root)
             overrides = self._overrides if (cfg is None or self._overrides_win) else None
             hit = load_settings(cfg, self.workspace, overrides or None)
@@ -115,7 +115,7 @@ class Engine:
             return self.schema_for(settings, None)
         own_kind = _own_kind(command) if command is not None else None
         try:
-            gov = discovery.discover(path, self.workspace, find_repo_root(path.parent, None), own_kind=own_kind)
+            gov = discovery.discover(path, self.workspace, self.workspace.repo_root(path.parent, None), own_kind=own_kind)
         except Exception:  # discovery problems are reported by the lint itself
             _log().debug("pin discovery failed for %s", path, exc_info=True)
             return self.schema_for(settings, None)
@@ -199,7 +199,7 @@ class Engine:
         from kimi_lsp.pins import discovery
 
         ws = self.workspace
-        repo_root = find_repo_root(cmd.path.parent, None)
+        repo_root = ws.repo_root(cmd.path.parent, None)
         own_kind = _own_kind(cmd)
 
         governing_box: list = []

@@ -111,6 +111,7 @@ class Workspace:
         self.root = (root or Path.cwd()).resolve()
         self._overlays: dict[Path, str] = {}
         self._cache: dict[Path, SourceText | ReadFailure | None] = {}
+        self._roots: dict[Path, tuple[Path | None, tuple[str, ...]]] = {}
         for p, t in (overlays or {}).items():
             self.set_overlay(p, t)
 
@@ -126,6 +127,7 @@ class Workspace:
         self._cache.pop(path, None)
 
     def invalidate(self, path: Path | None = None) -> None:
+        self._roots.clear()  # a new or removed .git anywhere: cheap to recompute
         if path is None:
             self._cache.clear()
         else:
@@ -152,6 +154,21 @@ class Workspace:
             result = _read_disk(path)
         self._cache[path] = result
         return result
+
+    def repo_root(self, start: Path, fallback: Path | None = None) -> Path:
+        """``find_repo_root``, remembered per directory until ``invalidate`` (a lint asks for
+        the repository of every launch file, and of the pins beside it)."""
+        cur = start if start.is_dir() else start.parent
+        hit = self._roots.get(cur)
+        if hit is None:
+            hit = self._roots[cur] = _find_repo(cur)
+        elif _probed is not None:
+            _probed.update(hit[1])
+        if _touched is not None:
+            _touched.add(str(start))
+        if hit[0] is not None:
+            return hit[0]
+        return fallback if fallback is not None else Path(cur.anchor)
 
     def text(self, path: Path) -> str | None:
         r = self.read(path)
@@ -194,10 +211,20 @@ def normalize_path(path: Path) -> Path:
 
 def find_repo_root(start: Path, fallback: Path | None = None) -> Path:
     """The nearest directory at or above ``start`` holding ``.git``; else ``fallback`` or ``/``."""
-    cur = start if start.is_dir() else start.parent
     touched(start)
-    for d in (cur, *cur.parents):
-        probed(d / ".git")
-        if (d / ".git").exists():
-            return d
+    cur = start if start.is_dir() else start.parent
+    found, _probes = _find_repo(cur)
+    if found is not None:
+        return found
     return fallback if fallback is not None else Path(cur.anchor)
+
+
+def _find_repo(cur: Path) -> tuple[Path | None, tuple[str, ...]]:
+    probes: list[str] = []
+    for d in (cur, *cur.parents):
+        git = d / ".git"
+        probes.append(str(git))
+        probed(git)
+        if git.exists():
+            return d, tuple(probes)
+    return None, tuple(probes)

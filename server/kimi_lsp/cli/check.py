@@ -18,7 +18,7 @@ from typing import TextIO
 from kimi_lsp import cache
 from kimi_lsp.cli import output
 from kimi_lsp.diagnostics import Diagnostic, Severity
-from kimi_lsp.workspace import Workspace, find_repo_root, record_touched, take_touched
+from kimi_lsp.workspace import Workspace, record_touched, take_touched
 
 # The engine (rules, schema, surface and pin readers) is imported where a lint runs, so that a
 # result-cache hit answers without loading it.
@@ -49,7 +49,7 @@ def collect_files(paths: list[str], workspace: Workspace) -> tuple[list[Path], l
         if not ap.exists() and not os.path.lexists(ap):
             errors.append(f"{raw}: no such file or directory")
             continue
-        repo = find_repo_root(ap, workspace.root)
+        repo = workspace.repo_root(ap, workspace.root)
         if ap.is_dir():
             for f in walk(ap, repo):
                 out[f] = None

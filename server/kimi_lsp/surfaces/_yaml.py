@@ -19,6 +19,7 @@ reported as the pure-Python loader words them: that is what ``yaml.safe_load`` (
 """
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 import yaml
@@ -41,8 +42,33 @@ from kimi_lsp.surfaces.model import SyntaxProblem
 from kimi_lsp.surfaces.shell import MappedSource
 from kimi_lsp.text import Span
 
+INT_TAG = "tag:yaml.org,2002:int"
+SEQ_TAG = "tag:yaml.org,2002:seq"
+BOOL_TAG = "tag:yaml.org,2002:bool"
+
+
+def _fast_resolve(resolve):  # type: ignore[no-untyped-def]
+    """PyYAML's resolver tries a regex list per scalar; a plain ASCII decimal without a leading
+    zero can only be an int under YAML 1.1's implicit rules (float and timestamp need '.', '-' or
+    ':'), so long lists of numbers skip the regexes. Everything else goes to PyYAML."""
+
+    def fast(self, kind, value, implicit):  # type: ignore[no-untyped-def]
+        if (
+            kind is ScalarNode and implicit[0] and value.isdigit() and value.isascii()
+            and (value[0] != "0" or len(value) == 1) and not self.yaml_path_resolvers
+        ):
+            return INT_TAG
+        return resolve(self, kind, value, implicit)
+
+    return fast
+
+
 try:
-    from yaml import CSafeLoader as _CLoader
+    from yaml import CSafeLoader as _CSafeLoader
+
+    class _CLoader(_CSafeLoader):  # type: ignore[valid-type,misc]
+        resolve = _fast_resolve(_CSafeLoader.resolve)
+
 except ImportError:  # PyYAML built without libyaml
     _CLoader = None  # type: ignore[assignment,misc]
 
@@ -199,26 +225,28 @@ def _load(text: str, cls: type) -> Loaded:
 _SHALLOW_BOUND = 40
 
 
+_COMMENT_LINE = re.compile(r"^ *#.*$", re.M)
+_INDENT = re.compile(r"^ *", re.M)
+_NOT_INDICATOR = re.compile(r"[^-:?\n]+")
+
+
 def _shallow(text: str) -> bool:
     """A cheap upper bound on the nesting depth is below ``_SHALLOW_BOUND``.
 
     A node nests one level deeper than its parent only by a flow opener (``[``/``{``), by a
     block indicator (``-``, ``?``, ``:``) on its line, or by sitting on a line indented further
     (each level at least one column; a sequence may share its mapping's column, hence 2x).
+    The bound adds the deepest indentation to the most indicators on any one line (comment
+    lines aside), computed with regexes rather than a loop over lines.
     """
     if "&" in text or "*" in text or text.count("[") + text.count("{") >= _SHALLOW_BOUND:
         return False
-    worst = 0
-    for line in text.splitlines():
-        stripped = line.lstrip(" ")
-        if not stripped or stripped[0] == "#":
-            continue
-        bound = 2 * (len(line) - len(stripped) + 1) + stripped.count("-") + stripped.count(":") + stripped.count("?")
-        if bound > worst:
-            worst = bound
-            if worst >= _SHALLOW_BOUND:
-                return False
-    return True
+    body = _COMMENT_LINE.sub("", text)
+    indent = max(map(len, _INDENT.findall(body)), default=0)
+    if 2 * (indent + 1) >= _SHALLOW_BOUND:
+        return False
+    indicators = max(map(len, _NOT_INDICATOR.sub("", body).split("\n")), default=0)
+    return 2 * (indent + 1) + indicators < _SHALLOW_BOUND
 
 
 def _load_c(text: str) -> Loaded | None:
@@ -330,8 +358,35 @@ class ConstructError(Exception):
         self.problem = problem
 
 
+_MISSING = object()
+_BOOLS = SafeConstructor.bool_values
+
+
+def _fast_scalar(node: Node) -> object:
+    """SafeConstructor's result for the common plain scalars, without building a constructor."""
+    if node.__class__ is not ScalarNode:
+        return _MISSING
+    tag, value = node.tag, node.value
+    if tag == STR_TAG:
+        return value
+    if tag == INT_TAG and value.isdigit() and value.isascii() and (value[0] != "0" or len(value) == 1):
+        return int(value)
+    if tag == NULL_TAG:
+        return None
+    if tag == BOOL_TAG:
+        return _BOOLS.get(value.lower(), _MISSING)
+    return _MISSING
+
+
 def construct(node: Node, text: str, span: Span | None = None) -> object:
     """What ``yaml.safe_load`` gives for ``node`` (YAML 1.1 booleans, merges, timestamps)."""
+    value = _fast_scalar(node)
+    if value is not _MISSING:
+        return value
+    if node.__class__ is SequenceNode and node.tag == SEQ_TAG:  # plain scalars (e.g. batch sizes)
+        items = [_fast_scalar(item) for item in node.value]
+        if _MISSING not in items:
+            return items
     try:
         return SafeConstructor().construct_document(node)
     except MarkedYAMLError as exc:
