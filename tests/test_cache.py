@@ -25,13 +25,14 @@ FIXTURES = ROOT / "tests" / "fixtures"
 @pytest.fixture(autouse=True)
 def cache_on(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.delenv("KIMI_LSP_NO_CACHE", raising=False)
-    monkeypatch.delenv("KIMI_LSP_CACHE_DIR", raising=False)
+    monkeypatch.setenv("KIMI_LSP_CACHE_DIR", str(tmp_path / "kimi-cache"))
     monkeypatch.delenv("GITHUB_ACTIONS", raising=False)
     monkeypatch.setenv("KIMI_LSP_CACHE_RACY_SECONDS", "0")
     monkeypatch.setenv("HF_HOME", str(tmp_path / "no-hf-home"))
 
 
 def _project(src: Path, dst: Path) -> Path:
+    """A copy of ``src`` as a repository of its own, beside the test's cache directory."""
     shutil.copytree(src, dst)
     (dst / ".git").mkdir(exist_ok=True)
     return dst
@@ -58,7 +59,12 @@ def check(args: list[str], cwd: Path, monkeypatch: pytest.MonkeyPatch, capsys: p
 
 
 def entries(project: Path) -> list[Path]:
-    return sorted((project / ".kimi-lsp-cache").rglob("*.bin"))
+    """The cache's entries (one cache per test: KIMI_LSP_CACHE_DIR is the test's own)."""
+    return sorted((project.parent / "kimi-cache").rglob("*.bin"))
+
+
+def tree(root: Path) -> dict[str, tuple[int, int]]:
+    return {p.relative_to(root).as_posix(): (p.stat().st_size, p.stat().st_mtime_ns) for p in root.rglob("*")}
 
 
 @pytest.fixture()
@@ -77,9 +83,15 @@ def test_second_run_is_a_hit_with_the_same_output_and_exit_code(example: Path, m
         cached = check(args, example, monkeypatch, capsys, expect_hit=True)
         assert cached == fresh and fresh[0] == 1
         assert "KL101" in fresh[1]
-    cache_dir = example / ".kimi-lsp-cache"
-    assert (cache_dir / ".gitignore").read_text().splitlines()[-1] == "*"
+    cache_dir = example.parent / "kimi-cache"
     assert (cache_dir / "CACHEDIR.TAG").read_text().startswith("Signature: 8a477f597d28d172789f06886806bc55")
+
+
+def test_nothing_is_written_into_the_project(example: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    before = tree(example)
+    check(["--check", LAUNCH], example, monkeypatch, capsys, expect_hit=False)
+    check(["--check", LAUNCH], example, monkeypatch, capsys, expect_hit=True)
+    assert tree(example) == before and entries(example)
 
 
 def test_every_fixture_project_answers_the_same_from_the_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
@@ -166,10 +178,10 @@ def test_no_cache_neither_reads_nor_writes(example: Path, monkeypatch: pytest.Mo
         monkeypatch.setenv("KIMI_LSP_NO_CACHE", "1")
     check(args, example, monkeypatch, capsys, expect_hit=False)
     check(args, example, monkeypatch, capsys, expect_hit=False)
-    assert not (example / ".kimi-lsp-cache").exists()
+    assert not (example.parent / "kimi-cache").exists()
 
 
-def test_what_is_never_cached(example: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+def test_what_is_never_cached(example: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     # a directory walk (a new file anywhere below would change it)
     check(["--check", "deploy"], example, monkeypatch, capsys, expect_hit=False)
     check(["--check", "deploy"], example, monkeypatch, capsys, expect_hit=False)
@@ -181,12 +193,6 @@ def test_what_is_never_cached(example: Path, tmp_path: Path, monkeypatch: pytest
     check(["--check", LAUNCH], example, monkeypatch, capsys, expect_hit=False)
     _, diff = check(["--check", "--diff", LAUNCH], example, monkeypatch, capsys)
     assert "+flashinfer-python==0.7.2" in diff
-    # outside a git repository nothing is written
-    bare = tmp_path / "bare"
-    shutil.copytree(EXAMPLE, bare)
-    check(["--check", LAUNCH], bare, monkeypatch, capsys, expect_hit=False)
-    check(["--check", LAUNCH], bare, monkeypatch, capsys, expect_hit=False)
-    assert not (bare / ".kimi-lsp-cache").exists()
 
 
 def test_a_cache_that_cannot_be_written_changes_nothing(example: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
@@ -198,9 +204,9 @@ def test_a_cache_that_cannot_be_written_changes_nothing(example: Path, monkeypat
     assert (rc1, out1) == (rc2, out2) and rc1 == 1
 
 
-def test_cache_dir_can_be_moved(example: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    elsewhere = tmp_path / "cache-elsewhere"
-    monkeypatch.setenv("KIMI_LSP_CACHE_DIR", str(elsewhere))
+def test_default_location_follows_xdg(example: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.delenv("KIMI_LSP_CACHE_DIR")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     check(["--check", LAUNCH], example, monkeypatch, capsys, expect_hit=False)
     check(["--check", LAUNCH], example, monkeypatch, capsys, expect_hit=True)
-    assert not (example / ".kimi-lsp-cache").exists() and list(elsewhere.rglob("*.bin"))
+    assert list((tmp_path / "xdg" / "kimi-lsp").rglob("*.bin"))

@@ -135,7 +135,7 @@ def test_one_file_check_stays_off_heavy_modules(example: Path) -> None:
 
 
 def test_a_cache_hit_loads_no_engine(example: Path) -> None:
-    env = {"KIMI_LSP_NO_CACHE": "", "KIMI_LSP_CACHE_RACY_SECONDS": "0"}
+    env = {"KIMI_LSP_NO_CACHE": "", "KIMI_LSP_CACHE_RACY_SECONDS": "0", "KIMI_LSP_CACHE_DIR": str(example.parent / "cache")}
     _modules_after(["--check", "-q", "deploy/k3-dcp.yaml"], example, env)
     mods = _modules_after(["--check", "-q", "deploy/k3-dcp.yaml"], example, env)
     assert "kimi_lsp.cli.check" in mods and "kimi_lsp.cache" in mods

@@ -1,8 +1,9 @@
 """The ``--check`` result cache: a repeated run over unchanged files answers without linting.
 
 Pre-commit and editors' save hooks run ``kimi-lsp --check`` on the same files again and again.
-Like ruff's and mypy's caches, this one lives in the repository (``.kimi-lsp-cache/``, with a
-``.gitignore`` of ``*`` and a ``CACHEDIR.TAG``) and is keyed by everything a result depends on:
+Like pre-commit's and pip's caches, this one lives in the user's cache directory
+(``$KIMI_LSP_CACHE_DIR``, else ``$XDG_CACHE_HOME/kimi-lsp``, else ``~/.cache/kimi-lsp``), never in
+the linted repository, and an entry is keyed by everything its result depends on:
 
 - the run: the resolved files checked (a run of explicit files only; a directory walk is not
   cached, because a new file anywhere in the tree would change it), the working directory, the
@@ -10,19 +11,19 @@ Like ruff's and mypy's caches, this one lives in the repository (``.kimi-lsp-cac
   ``XDG_CACHE_HOME``, ``KIMI_LSP_*``), the Python version and the installed kimi-lsp, PyYAML and
   packaging files (size and mtime of every module and data file);
 - the files: every path the run read, probed or listed (the launch files, pin files, ``--config``
-  files, settings, model ``config.json``s, ``.git`` probes) is recorded while it lints
-  (``workspace.touched``), with the ``stat`` of the path and of its directory. A directory's mtime
-  changes when an entry is added, removed or renamed, so a pin file created next to a launch
-  invalidates the entry as surely as an edit to the lockfile does.
+  files, settings, model ``config.json``s) is recorded while it lints (``workspace.touched``) with
+  its ``stat``; a path that was missing records its nearest existing directory, whose mtime
+  changes when an entry is added, so a pin file created next to a launch invalidates the entry as
+  surely as an edit to the lockfile does. ``.git`` is recorded as present or absent only: git's
+  own writes do not invalidate anything.
 
-An entry is written only after a clean run (no internal errors, serial) and only when none of the
-recorded paths changed in the two seconds before the run began, so that an edit racing the lint
-(or a filesystem with coarse timestamps) cannot pin a stale answer (git's "racy clean" problem).
-Any doubt is a miss: an unreadable, corrupt or foreign entry is ignored and rewritten.
+An entry is written only after a clean run (no internal errors, one process) and only when none
+of the recorded paths changed in the two seconds before the run began, so that an edit racing the
+lint (or a filesystem with coarse timestamps) cannot pin a stale answer (git's "racy clean"
+problem). Any doubt is a miss: an unreadable, corrupt or foreign entry is ignored and replaced.
 
-``--no-cache`` or ``KIMI_LSP_NO_CACHE=1`` turn it off; ``KIMI_LSP_CACHE_DIR`` moves it. Nothing is
-cached outside a git repository. This module imports only the standard library's cheapest parts:
-a hit loads no engine, rules, schema or pin readers.
+``--no-cache`` or ``KIMI_LSP_NO_CACHE=1`` turn it off. This module imports only the standard
+library's cheapest parts: a hit loads no engine, rules, schema, YAML or pin readers.
 """
 from __future__ import annotations
 
@@ -34,11 +35,9 @@ import zlib
 from typing import Any
 
 FORMAT = 1
-DIR_NAME = ".kimi-lsp-cache"
-MAX_ENTRIES = 512
+MAX_ENTRIES = 2048
 RACY_SECONDS = 2.0
 _ENV_PREFIXES = ("HF_", "HUGGINGFACE_", "XDG_CACHE_HOME", "KIMI_LSP_", "HOME")
-_GITIGNORE = "# Created by kimi-lsp; safe to delete.\n*\n"
 _TAG = "Signature: 8a477f597d28d172789f06886806bc55\n# This file is a cache directory tag created by kimi-lsp.\n"
 
 Sig = tuple[int, int, int, int, int] | None
@@ -84,15 +83,16 @@ def _installed() -> list[Any]:
     return sigs
 
 
-def repo_root(start: str) -> str | None:
-    cur = start
-    while True:
-        if os.path.exists(os.path.join(cur, ".git")):
-            return cur
-        parent = os.path.dirname(cur)
-        if parent == cur:
-            return None
-        cur = parent
+def directory() -> str | None:
+    """Where entries live; None when there is no home to put them in."""
+    where = os.environ.get("KIMI_LSP_CACHE_DIR")
+    if where:
+        return os.path.abspath(where)
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    if xdg and os.path.isabs(xdg):
+        return os.path.join(xdg, "kimi-lsp")
+    home = os.path.expanduser("~")
+    return os.path.join(home, ".cache", "kimi-lsp") if os.path.isabs(home) else None
 
 
 class Cache:
@@ -101,19 +101,14 @@ class Cache:
     def __init__(self, directory: str, key: bytes) -> None:
         self.directory = directory
         self.key = key
-        self.entry_path = os.path.join(directory, f"v{FORMAT}", f"{zlib.crc32(key):08x}{zlib.adler32(key):08x}.bin")
+        self.entry_path = os.path.join(directory, f"results-v{FORMAT}", f"{zlib.crc32(key):08x}{zlib.adler32(key):08x}.bin")
 
     @classmethod
     def for_run(cls, files: list[str], cwd: str, settings: dict[str, Any]) -> Cache | None:
-        """None when nothing may be cached: no files, or no repository to hold the cache."""
-        if not files:
+        """None when nothing may be cached: no files, or nowhere to keep the cache."""
+        where = directory()
+        if not files or where is None:
             return None
-        where = os.environ.get("KIMI_LSP_CACHE_DIR")
-        if not where:
-            root = repo_root(cwd)
-            if root is None:
-                return None
-            where = os.path.join(root, DIR_NAME)
         env = sorted((k, v) for k, v in os.environ.items() if k.startswith(_ENV_PREFIXES))
         key = marshal.dumps((FORMAT, tuple(files), cwd, sorted(settings.items()), env, _installed()))
         return cls(where, key)
@@ -140,17 +135,19 @@ class Cache:
 
     # -- writing ---------------------------------------------------------------------------
     def prepare(self) -> None:
-        """Create the cache directory before linting, so that its creation (which changes the
-        repository root's mtime) is not mistaken for a change after the run."""
+        """Create the cache directory before the run, so that its creation (which changes its
+        parent's mtime, e.g. ~/.cache's) cannot look like a change to what the run read."""
         try:
-            os.makedirs(os.path.join(self.directory, f"v{FORMAT}"), exist_ok=True)
-            for name, text in ((".gitignore", _GITIGNORE), ("CACHEDIR.TAG", _TAG)):
-                p = os.path.join(self.directory, name)
-                if not os.path.exists(p):
-                    with open(p, "w", encoding="utf-8") as fh:
-                        fh.write(text)
+            self._prepare()
         except OSError:
-            pass  # a read-only checkout: no cache, same answers
+            pass  # no writable cache directory: same answers, nothing kept
+
+    def _prepare(self) -> None:
+        os.makedirs(os.path.join(self.directory, f"results-v{FORMAT}"), exist_ok=True)
+        tag = os.path.join(self.directory, "CACHEDIR.TAG")  # backup tools skip the directory
+        if not os.path.exists(tag):
+            with open(tag, "w", encoding="utf-8") as fh:
+                fh.write(_TAG)
 
     def store(self, touched: tuple[set[str], set[str]], result: Any, started: float) -> bool:
         """Write the entry; False when it is not safe or not possible to.
@@ -184,6 +181,7 @@ class Cache:
         target = self.entry_path
         tmp = f"{target}.{os.getpid()}.tmp"
         try:
+            self._prepare()
             with open(tmp, "wb") as fh:
                 fh.write(data)
             os.replace(tmp, target)

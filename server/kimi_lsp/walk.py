@@ -16,7 +16,7 @@ from kimi_lsp._record import dataclass
 SKIP_DIRS = {
     ".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", "venv", ".tox", ".nox",
     ".mypy_cache", ".pytest_cache", ".ruff_cache", ".hypothesis", "build", "dist", ".eggs",
-    "site-packages", ".cache", "out", ".kimi-lsp-cache",
+    "site-packages", ".cache", "out"
 }
 _SHELL_SHEBANG = re.compile(rb"^#!\s*\S*(?:/|env\s+)(?:ba|z|k|da)?sh\b")
 

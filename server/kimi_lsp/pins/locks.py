@@ -164,11 +164,17 @@ def _tables(text: str) -> list[_Table]:
     return out
 
 
+_KEY_PATTERNS: dict[tuple[str, bool], re.Pattern[str]] = {}
+
+
 def _key_string(text: str, body: Span, key: str, *, own_line: bool = True) -> tuple[Located[str], Span] | None:
     """The string value of ``key = "..."`` inside ``body``, written on its own line unless
     ``own_line`` is False (inline tables): (value located by its content, span of the key/value)."""
-    lead = r"^[ \t]*" if own_line else r"(?<![\w-])"
-    pattern = re.compile(rf"{lead}(?:{re.escape(key)}|\"{re.escape(key)}\"|'{re.escape(key)}')[ \t]*=[ \t]*", re.MULTILINE)
+    pattern = _KEY_PATTERNS.get((key, own_line))
+    if pattern is None:
+        lead = r"^[ \t]*" if own_line else r"(?<![\w-])"
+        pattern = re.compile(rf"{lead}(?:{re.escape(key)}|\"{re.escape(key)}\"|'{re.escape(key)}')[ \t]*=[ \t]*", re.MULTILINE)
+        _KEY_PATTERNS[(key, own_line)] = pattern
     m = pattern.search(text, body.start, body.end)
     if m is None:
         return None

@@ -493,10 +493,16 @@ class YamlText:
             return hit
         out: list[tuple[Node, Span]] = []
         pos = self.start(node)
+        text = self.text
         for item in node.value:
-            span = self._child_span(item, pos)
+            i = item.start_mark.index
+            if item.__class__ is ScalarNode and i >= pos and item.style not in ("|", ">") and text[i : i + 1] not in ("&", "!"):
+                span = Span(i, max(i, item.end_mark.index))  # span()'s common case, inlined for long lists
+            else:
+                span = self._child_span(item, pos)
             out.append((item, span))
-            pos = max(pos, span.end)
+            if span.end > pos:
+                pos = span.end
         self._items[id(node)] = out
         return out
 

@@ -16,6 +16,7 @@ Three shapes are recognised anywhere in any document:
 """
 from __future__ import annotations
 
+import bisect
 import re
 from pathlib import Path
 
@@ -42,18 +43,30 @@ _VARIABLE_REF = re.compile(r"\$[({A-Za-z_]")
 _SHELL_NAMES = re.compile(r"(?:^|[/\s])(?:ba|z|k|da)?sh\b")
 
 
+_SGLANG = re.compile("sglang", re.IGNORECASE)
+
+
 class _Walker:
     def __init__(self, y: YamlText, ctx: LaunchContext) -> None:
         self.y = y
         self.ctx = ctx
         self.launches: list[LaunchCommand] = []
         self.seen: set[int] = set()
+        # Where "sglang" is written (any case): a collection whose text has none holds no launch
+        # (mentions_sglang gates every one), so most of a large manifest is never walked.
+        self.mentions = [m.start() for m in _SGLANG.finditer(y.text)]
+
+    def _may_launch(self, node: Node) -> bool:
+        i = bisect.bisect_left(self.mentions, node.start_mark.index)
+        return i < len(self.mentions) and self.mentions[i] < node.end_mark.index
 
     # -- traversal ------------------------------------------------------------------------------
     def walk(self, node: Node, env: tuple[EnvVar, ...]) -> None:
         if id(node) in self.seen:  # an alias: its launches were found where it is defined
             return
         self.seen.add(id(node))
+        if not isinstance(node, ScalarNode) and not self._may_launch(node):
+            return
         if isinstance(node, MappingNode):
             self._mapping(node, env)
         elif isinstance(node, SequenceNode):
