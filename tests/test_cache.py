@@ -9,6 +9,7 @@ the racy window itself uses the default.
 from __future__ import annotations
 
 import json
+import marshal
 import shutil
 from pathlib import Path
 
@@ -157,7 +158,9 @@ def test_git_operations_do_not_invalidate(example: Path, monkeypatch: pytest.Mon
 def test_a_corrupt_entry_is_a_miss_and_is_rewritten(example: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     _, first = check(["--check", LAUNCH], example, monkeypatch, capsys, expect_hit=False)
     (entry,) = entries(example)
-    for junk in (b"", b"\x00garbage", entry.read_bytes()[:20]):
+    key, deps, _result = marshal.loads(entry.read_bytes())
+    wrong_shape = marshal.dumps((key, deps, [("KL101", "too", "short")]))
+    for junk in (b"", b"\x00garbage", entry.read_bytes()[:20], wrong_shape):
         entry.write_bytes(junk)
         _, out = check(["--check", LAUNCH], example, monkeypatch, capsys, expect_hit=False)
         assert out == first

@@ -112,7 +112,12 @@ def _build(cls: type, frozen: bool, slots: bool, eq: bool, order: bool, want_rep
             value_src = f"_default_{f.name}"
         else:
             continue  # init=False without a default: left unset, as dataclasses does
-        body.append(f"  _set(self, {f.name!r}, {value_src})" if frozen else f"  self.{f.name} = {value_src}")
+        if frozen and slots:  # the slot's own setter: skips __setattr__'s lookup (hot: Span, Token)
+            body.append(f"  _slot_{f.name}(self, {value_src})")
+        elif frozen:
+            body.append(f"  _set(self, {f.name!r}, {value_src})")
+        else:
+            body.append(f"  self.{f.name} = {value_src}")
     if hasattr(cls, "__post_init__"):
         body.append("  self.__post_init__()")
     src.append(f"def __init__({', '.join(params)}):\n" + ("\n".join(body) or "  pass") + "\n")
@@ -160,6 +165,9 @@ def _build(cls: type, frozen: bool, slots: bool, eq: bool, order: bool, want_rep
         inherited = {s for base in cls.__mro__[1:] for s in getattr(base, "__slots__", ())}
         body_dict["__slots__"] = tuple(n for n in names if n not in inherited)
         cls = type(cls)(cls.__name__, cls.__bases__, body_dict)
+        if frozen:  # the generated __init__ finds these in its globals when it runs
+            for n in names:
+                ns[f"_slot_{n}"] = getattr(cls, n).__set__
     else:
         for f in flds:  # a Field() left as the class attribute would shadow nothing useful
             if isinstance(own.get(f.name), Field):

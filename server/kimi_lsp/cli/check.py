@@ -148,10 +148,15 @@ def run_check(ns: argparse.Namespace) -> int:
     store, cached_files = _run_cache(ns, cwd, overrides)
     if store is not None and cached_files is not None:
         hit = store.load()
+        diags = None
         if hit is not None:
             from kimi_lsp.diagnostics import from_wire
 
-            diags = [from_wire(w) for w in hit]
+            try:
+                diags = [from_wire(w) for w in hit]
+            except Exception:  # an entry of another shape (a foreign or damaged file): lint
+                diags = None
+        if diags is not None:
             ws = Workspace(cwd)
             _report(ns, fmt, diags, output.Positions(ws), cwd, len(cached_files), [])
             return _exit_code(ns, diags, errors=False, would_change=False)
