@@ -65,6 +65,8 @@ class Engine:
         self._settings_cache: dict[Path, Settings] = {}
         self._config_cache: dict[Path, tuple[ConfigFile | None, SurfaceResult | None]] = {}
         self._surface_cache: dict[Path, tuple[SourceText, SurfaceResult]] = {}
+        self._resolved: dict[Path, Path] = {}  # path as given -> symlinks resolved
+        self._rules_for: dict[int, tuple[Settings, tuple[Rule, ...]]] = {}  # id(settings) -> enabled rules
         # config files referenced by a launch elsewhere: linted through their referrers only
         self.referenced_configs: set[Path] = set()
         self.errors: list[str] = []  # internal errors (a rule raised): reported, never fatal
@@ -83,19 +85,29 @@ class Engine:
             self._settings_cache[d] = hit
         return hit
 
+    def _resolve(self, path: Path) -> Path:
+        """``_resolve``, remembered per path for this engine's workspace until ``invalidate``."""
+        touched(path)
+        hit = self._resolved.get(path)
+        if hit is None:
+            hit = self._resolved[path] = _resolve(path)
+        return hit
+
     def invalidate(self, path: Path | None = None) -> None:
         """Forget what was read from ``path`` (or everything). Settings and ``--config`` caches
         are dropped only when the file can be one of those."""
         from kimi_lsp.pins import discovery
 
         self.workspace.invalidate(path)
+        self._resolved.clear()  # a link may have moved: cheap to resolve again
+        self._rules_for.clear()
         if path is None:
             self._settings_cache.clear()
             self._config_cache.clear()
             self._surface_cache.clear()
             discovery.clear_cache(self.workspace)
             return
-        path = _resolve(Path(path))
+        path = self._resolve(Path(path))
         self._surface_cache.pop(path, None)
         self._config_cache.pop(path, None)
         if path.name in ("pyproject.toml", "kimi-lsp.toml", ".kimi-lsp.toml"):
@@ -138,7 +150,7 @@ class Engine:
                     continue
                 p = resolve_config_path(tok.value, cmd, self.workspace.root, exists=self.workspace.exists)
                 if p is not None:
-                    self.referenced_configs.add(_resolve(p))
+                    self.referenced_configs.add(self._resolve(p))
 
     def _is_sglang_key(self, schema: Schema):
         def pred(key: str) -> bool:
@@ -163,7 +175,7 @@ class Engine:
         return src, res
 
     def lint_file(self, path: Path) -> FileResult:
-        path = _resolve(Path(path))
+        path = self._resolve(Path(path))
         settings = self.settings_for(path)
         result = FileResult(path, [])
         if settings.excluded(path):
@@ -218,9 +230,7 @@ class Engine:
             out.extend(cfg_diags)
         launch = resolve(cmd, schema, config)
         ctx = LaunchContext(launch, ws, settings, src, _governing_fn=governing)
-        for r in self._rules:
-            if not settings.enabled(r.code):
-                continue
+        for r in self._enabled_rules(settings):
             try:
                 for v in r.check(ctx):
                     out.append(self._to_diag(r, v))
@@ -238,6 +248,12 @@ class Engine:
                 for s in (*proj.locks, *proj.manifests):
                     result.depends_on.add(s.path)
         return out
+
+    def _enabled_rules(self, settings: Settings) -> tuple[Rule, ...]:
+        hit = self._rules_for.get(id(settings))
+        if hit is None or hit[0] is not settings:  # keyed by identity; the entry keeps it alive
+            hit = self._rules_for[id(settings)] = (settings, tuple(r for r in self._rules if settings.enabled(r.code)))
+        return hit[1]
 
     def _load_config(self, cmd: LaunchCommand, schema: Schema, result: FileResult) -> tuple[ConfigFile | None, list[Diagnostic]]:
         from kimi_lsp.launch import config_path_token

@@ -73,10 +73,13 @@ class ResolvedLaunch:
 
     def last(self, dest: str) -> ArgUse | None:
         """The occurrence argparse keeps (the last one)."""
-        for use in reversed(self.uses):
-            if use.flag.dest == dest:
-                return use
-        return None
+        index = self.__dict__.get("_last_by_dest")
+        if index is None:  # rules ask dozens of times per launch: one pass builds the answer
+            index = {}
+            for use in self.uses:
+                index[use.flag.dest] = use
+            self.__dict__["_last_by_dest"] = index
+        return index.get(dest)
 
     def value(self, dest: str) -> str | None:
         use = self.last(dest)

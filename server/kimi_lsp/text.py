@@ -15,6 +15,7 @@ from kimi_lsp._record import dataclass
 
 T = TypeVar("T")
 _NEWLINE = re.compile(r"\r\n|\r|\n")
+_END = re.Match.end
 
 
 @dataclass(frozen=True, slots=True, order=True)
@@ -54,7 +55,7 @@ class LineIndex:
     def __init__(self, text: str) -> None:
         self._text = text
         starts = [0]
-        starts.extend(m.end() for m in _NEWLINE.finditer(text))
+        starts.extend(map(_END, _NEWLINE.finditer(text)))
         self._starts = starts
 
     @property

@@ -197,12 +197,20 @@ def _read_disk(path: Path) -> SourceText | ReadFailure:
     return decode_bytes(path, data)
 
 
+_NORMAL: set[str] = set()  # path strings already known to be absolute and normal
+
+
 def normalize_path(path: Path) -> Path:
     """Absolute and normalised, without resolving links (the key for caches and overlays)."""
     if isinstance(path, Path):
         s = str(path)
-        if s[:1] == "/" and os.path.normpath(s) == s:
+        if s in _NORMAL:
             return path  # already absolute and normal: no new Path (hot: called per read)
+        if s[:1] == "/" and os.path.normpath(s) == s:
+            if len(_NORMAL) > 100_000:
+                _NORMAL.clear()
+            _NORMAL.add(s)
+            return path
     p = Path(path)
     if not p.is_absolute():
         p = Path.cwd() / p

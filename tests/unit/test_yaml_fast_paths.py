@@ -50,3 +50,34 @@ def test_tricky_scalars_alone_in_lists_and_as_values() -> None:
 def test_generated_number_like_lists(items: list[str]) -> None:
     _check("".join(f"- {s}\n" for s in items))
     _check("v: [" + ", ".join(items) + "]\n")
+
+
+def test_verbatim_scalar_fast_path_maps_like_the_aligner() -> None:
+    """scalar_source's shortcut for verbatim scalars equals the general aligner on every scalar
+    of every YAML file in the fixture corpus (plain, quoted, escaped, folded, block)."""
+    from pathlib import Path
+
+    from yaml.nodes import MappingNode, ScalarNode, SequenceNode
+
+    from kimi_lsp.surfaces._yaml import YamlText
+
+    fixtures = Path(__file__).resolve().parents[1] / "fixtures"
+    checked = 0
+    for f in sorted(fixtures.rglob("*.y*ml")):
+        text = f.read_text("utf-8", errors="replace")
+        loaded = load(text)
+        y = YamlText(text)
+        stack = list(loaded.docs)
+        while stack:
+            node = stack.pop()
+            if isinstance(node, MappingNode):
+                stack.extend(x for pair in node.value for x in pair)
+            elif isinstance(node, SequenceNode):
+                stack.extend(node.value)
+            elif isinstance(node, ScalarNode):
+                fast = y.scalar_source(node)
+                slow = y._scalar_source_aligned(node, y.start(node), node.end_mark.index)
+                assert (fast.text, fast.starts, fast.ends, fast.span(0, len(fast.text))) == (
+                    slow.text, slow.starts, slow.ends, slow.span(0, len(slow.text))), (f, node.value)
+                checked += 1
+    assert checked > 500

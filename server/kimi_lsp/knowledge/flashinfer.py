@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
-from functools import cache, reduce
+from functools import cache, lru_cache, reduce
 from pathlib import Path
 
 from packaging.specifiers import InvalidSpecifier, Specifier, SpecifierSet
@@ -116,6 +116,7 @@ def _undeterminable(v: Version) -> bool:
     return v.is_devrelease or not any(v.release)
 
 
+@lru_cache(maxsize=2048)
 def has_enable_dcp(version: str) -> bool | None:
     """Does flashinfer-python ``version`` have ``enable_dcp``? None: cannot tell from the version."""
     v = _parse(version)
@@ -161,6 +162,11 @@ def classify(specifiers: Iterable[str]) -> SpecVerdict:
     """Classify the intersection of several specifier strings (a requirement, constraints ...)."""
     if isinstance(specifiers, str):  # a lone string would otherwise be iterated by character
         specifiers = (specifiers,)
+    return _classify(tuple(str(s) for s in specifiers))
+
+
+@lru_cache(maxsize=2048)  # every launch of a project asks about the same pins
+def _classify(specifiers: tuple[str, ...]) -> SpecVerdict:
     sets: list[SpecifierSet] = []
     for text in specifiers:
         try:

@@ -527,6 +527,20 @@ class YamlText:
         start = self.start(node)
         end = node.end_mark.index
         style = node.style
+        if style is None or style == '"' or style == "'":
+            # the common case: the value is written verbatim (one line, no escapes or doubled
+            # quotes), so character k of the value is character a+k of the text
+            a, b = (start, end) if style is None else (start + 1, end - 1)
+            value = node.value
+            if b - a == len(value) and text[a:b] == value:
+                anchor = b if value else a
+                return MappedSource(value, range(a, b), range(a + 1, b + 1), anchor)
+        return self._scalar_source_aligned(node, start, end)
+
+    def _scalar_source_aligned(self, node: ScalarNode, start: int, end: int) -> MappedSource:
+        """Any scalar: its raw text cut into units (escapes, doubled quotes) and aligned."""
+        text = self.text
+        style = node.style
         units: list[tuple[str, int, int]] = []
         if style == '"':
             units = _double_quoted_units(text, start + 1, max(start + 1, end - 1))

@@ -106,10 +106,15 @@ class MappedSource(Source):
     folding); a character spanning two or more file characters came from an escape sequence.
     """
 
-    __slots__ = ("starts", "ends", "_anchor")
+    __slots__ = ("starts", "ends", "_anchor", "_verbatim")
 
     def __init__(self, text: str, starts: Sequence[int], ends: Sequence[int], anchor: int) -> None:
         self.text = text
+        # written verbatim (character k at a+k): ``exact`` needs no per-character walk
+        self._verbatim = (
+            isinstance(starts, range) and isinstance(ends, range) and starts.step == 1 and ends.step == 1
+            and len(starts) == len(ends) == len(text) and (not text or ends[0] == starts[0] + 1)
+        )
         self.starts = list(starts)
         self.ends = list(ends)
         self._anchor = anchor
@@ -124,6 +129,8 @@ class MappedSource(Source):
         return self._anchor
 
     def exact(self, i: int, j: int) -> bool:
+        if self._verbatim and 0 <= i <= j <= len(self.text):
+            return True
         starts, ends = self.starts, self.ends
         for k in range(i, j):
             if ends[k] - starts[k] != 1:
