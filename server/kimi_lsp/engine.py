@@ -90,7 +90,11 @@ class Engine:
         touched(path)
         hit = self._resolved.get(path)
         if hit is None:
-            hit = self._resolved[path] = _resolve(path)
+            try:
+                hit = self.workspace.resolve(path)
+            except (RuntimeError, OSError):  # a link loop stays as written (reading it then fails)
+                hit = Path(os.path.abspath(path))
+            self._resolved[path] = hit
         return hit
 
     def invalidate(self, path: Path | None = None) -> None:
@@ -367,15 +371,6 @@ def _own_kind(cmd: LaunchCommand) -> str | None:
     if cmd.own_pins or cmd.surface in (Surface.DOCKERFILE, Surface.SHELL):
         return {Surface.DOCKERFILE: "dockerfile", Surface.SHELL: "shell"}.get(cmd.surface)
     return None
-
-
-def _resolve(path: Path) -> Path:
-    """Absolute, symlinks resolved; a symlink loop stays as written (reading it then fails cleanly)."""
-    touched(path)
-    try:
-        return path.resolve()
-    except (RuntimeError, OSError):
-        return Path(os.path.abspath(path))
 
 
 def _with_severity(d: Diagnostic, sev: Severity) -> Diagnostic:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import codecs
 import os
+import stat
 from functools import cached_property
 from pathlib import Path
 
@@ -112,6 +113,7 @@ class Workspace:
         self._overlays: dict[Path, str] = {}
         self._cache: dict[Path, SourceText | ReadFailure | None] = {}
         self._roots: dict[Path, tuple[Path | None, tuple[str, ...]]] = {}
+        self._real_dirs: dict[Path, Path] = {}  # directory -> its realpath
         for p, t in (overlays or {}).items():
             self.set_overlay(p, t)
 
@@ -128,6 +130,7 @@ class Workspace:
 
     def invalidate(self, path: Path | None = None) -> None:
         self._roots.clear()  # a new or removed .git anywhere: cheap to recompute
+        self._real_dirs.clear()
         if path is None:
             self._cache.clear()
         else:
@@ -154,6 +157,29 @@ class Workspace:
             result = _read_disk(path)
         self._cache[path] = result
         return result
+
+    def resolve(self, path: Path) -> Path:
+        """``path.resolve()`` (absolute, symlinks resolved), with each directory's resolution
+        remembered until ``invalidate``: a file that is not itself a link then costs one lstat
+        instead of one per path component. A link loop raises as ``Path.resolve`` does."""
+        path = Path(path)
+        if not path.is_absolute():
+            path = Path.cwd() / path
+        if ".." in path.parts:  # `link/..` is the link target's parent: only realpath knows
+            return path.resolve()
+        parent, name = path.parent, path.name
+        if not name:
+            return path.resolve()
+        real_parent = self._real_dirs.get(parent)
+        if real_parent is None:
+            real_parent = self._real_dirs[parent] = parent.resolve()
+        candidate = real_parent / name
+        try:
+            if stat.S_ISLNK(os.lstat(candidate).st_mode):
+                return path.resolve()
+        except (OSError, ValueError):
+            return candidate  # missing: resolve() (non-strict) keeps the name as written
+        return candidate
 
     def repo_root(self, start: Path, fallback: Path | None = None) -> Path:
         """``find_repo_root``, remembered per directory until ``invalidate`` (a lint asks for

@@ -42,7 +42,7 @@ def collect_files(paths: list[str], workspace: Workspace) -> tuple[list[Path], l
     for raw in paths or ["."]:
         p = Path(raw)
         try:
-            ap = (workspace.root / p).resolve() if not p.is_absolute() else p.resolve()
+            ap = workspace.resolve(p if p.is_absolute() else workspace.root / p)
         except (RuntimeError, OSError) as exc:  # a link loop (RuntimeError before Python 3.13)
             errors.append(f"{raw}: cannot resolve the path ({exc})")
             continue
