@@ -235,26 +235,32 @@ def _merge(per_file: Iterable[Iterable[Diagnostic]]) -> list[Diagnostic]:
     return diags
 
 
-def project_key(path: Path, cache: dict[Path, Path]) -> Path:
+def project_key(path: Path, cache: dict[str, str]) -> Path:
     """The nearest directory at or above ``path``'s holding a pin file (else its own directory)."""
+    return Path(_project_key(os.fspath(path), cache))
+
+
+def _project_key(path: str, cache: dict[str, str]) -> str:
+    # strings, not Paths: the parent chunks thousands of files before any worker starts
     from kimi_lsp.pins.discovery import pin_format
 
-    start = path.parent
-    trail: list[Path] = []
+    start = os.path.dirname(path)
+    trail: list[str] = []
     d = start
-    found: Path | None = None
+    found: str | None = None
     while True:
         hit = cache.get(d)
         if hit is not None:
             found = hit
             break
         trail.append(d)
-        if _has_pin_file(d, pin_format):
+        if _has_pin_file(Path(d), pin_format):
             found = d
             break
-        if d.parent == d or (d / ".git").exists():
+        parent = os.path.dirname(d)
+        if parent == d or os.path.exists(os.path.join(d, ".git")):
             break
-        d = d.parent
+        d = parent
     key = found if found is not None else start
     for t in trail:
         cache[t] = key if found is not None else t
@@ -274,10 +280,10 @@ def _has_pin_file(d: Path, pin_format) -> bool:
 
 def _chunks(files: Sequence[Path], target: int) -> list[list[int]]:
     """Indices of ``files`` grouped by project directory, groups split to about len/target files."""
-    cache: dict[Path, Path] = {}
-    groups: dict[Path, list[int]] = {}
+    cache: dict[str, str] = {}
+    groups: dict[str, list[int]] = {}
     for j, f in enumerate(files):
-        groups.setdefault(project_key(Path(f), cache), []).append(j)
+        groups.setdefault(_project_key(os.fspath(f), cache), []).append(j)
     size = max(8, -(-len(files) // max(1, target)))
     chunks: list[list[int]] = []
     current: list[int] = []

@@ -113,7 +113,7 @@ class Workspace:
         self._overlays: dict[Path, str] = {}
         self._cache: dict[Path, SourceText | ReadFailure | None] = {}
         self._roots: dict[Path, tuple[Path | None, tuple[str, ...]]] = {}
-        self._real_dirs: dict[Path, Path] = {}  # directory -> its realpath
+        self._real_dirs: dict[str, str] = {}  # directory -> its realpath
         for p, t in (overlays or {}).items():
             self.set_overlay(p, t)
 
@@ -162,24 +162,25 @@ class Workspace:
         """``path.resolve()`` (absolute, symlinks resolved), with each directory's resolution
         remembered until ``invalidate``: a file that is not itself a link then costs one lstat
         instead of one per path component. A link loop raises as ``Path.resolve`` does."""
-        path = Path(path)
-        if not path.is_absolute():
-            path = Path.cwd() / path
-        if ".." in path.parts:  # `link/..` is the link target's parent: only realpath knows
-            return path.resolve()
-        parent, name = path.parent, path.name
-        if not name:
-            return path.resolve()
+        s = os.fspath(path)
+        if (
+            not s.startswith("/") or "//" in s or "/./" in s or "/../" in s
+            or s.endswith(("/", "/.", "/.."))
+        ):
+            # relative, or with `.`/`..` components (`link/..` is the link target's parent:
+            # only realpath knows), or anything else pathlib would normalise: the general way
+            return Path(s).resolve() if s.startswith("/") else (Path.cwd() / s).resolve()
+        parent, _, name = s.rpartition("/")
         real_parent = self._real_dirs.get(parent)
         if real_parent is None:
-            real_parent = self._real_dirs[parent] = parent.resolve()
-        candidate = real_parent / name
+            real_parent = self._real_dirs[parent] = str(Path(parent or "/").resolve())
+        candidate = real_parent + "/" + name if real_parent != "/" else "/" + name
         try:
             if stat.S_ISLNK(os.lstat(candidate).st_mode):
-                return path.resolve()
+                return Path(s).resolve()
         except (OSError, ValueError):
-            return candidate  # missing: resolve() (non-strict) keeps the name as written
-        return candidate
+            pass  # missing: resolve() (non-strict) keeps the name as written
+        return Path(candidate)
 
     def repo_root(self, start: Path, fallback: Path | None = None) -> Path:
         """``find_repo_root``, remembered per directory until ``invalidate`` (a lint asks for

@@ -5,7 +5,6 @@ import os
 from pathlib import Path
 
 import pytest
-
 from kimi_lsp.workspace import Workspace
 
 
@@ -13,6 +12,8 @@ def test_resolve_matches_pathlib(tmp_path: Path) -> None:
     real = tmp_path / "real" / "deep"
     real.mkdir(parents=True)
     (real / "a.yaml").write_text("x: 1\n")
+    (real / ".hidden").mkdir()
+    (real / ".hidden" / "c.yaml").write_text("x: 3\n")
     (tmp_path / "link-dir").symlink_to(tmp_path / "real")
     (real / "b.yaml").symlink_to(real / "a.yaml")
     (real / "rel.yaml").symlink_to("a.yaml")
@@ -27,7 +28,8 @@ def test_resolve_matches_pathlib(tmp_path: Path) -> None:
         tmp_path / "link-dir" / "nope" / "x.yaml", tmp_path / "real" / "deep" / ".." / "deep" / "a.yaml",
         tmp_path / "real" / ".", tmp_path / "real" / "deep" / "..",
         tmp_path / "link-dir" / "deep" / ".." / "deep" / "a.yaml", tmp_path / "link-dir" / "..",
-        Path("relative-missing.yaml"), tmp_path / "elsewhere" / "hop" / ".." / "deep" / "a.yaml",
+        Path("relative-missing.yaml"), real / ".hidden" / "c.yaml", real / ".hidden" / ".." / "a.yaml",
+        real / "..." / "x.yaml", tmp_path / "elsewhere" / "hop" / ".." / "deep" / "a.yaml",
     ]
     for _ in range(2):  # the second round answers from the remembered directories
         for p in cases:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import stat
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -46,16 +47,21 @@ def collect_files(paths: list[str], workspace: Workspace) -> tuple[list[Path], l
         except (RuntimeError, OSError) as exc:  # a link loop (RuntimeError before Python 3.13)
             errors.append(f"{raw}: cannot resolve the path ({exc})")
             continue
-        if not ap.exists() and not os.path.lexists(ap):
+        try:
+            mode: int | None = os.stat(ap).st_mode
+        except (OSError, ValueError):
+            mode = None
+        if mode is None and not os.path.lexists(ap):
             errors.append(f"{raw}: no such file or directory")
             continue
-        repo = workspace.repo_root(ap, workspace.root)
-        if ap.is_dir():
+        if mode is not None and stat.S_ISDIR(mode):
+            repo = workspace.repo_root(ap, workspace.root)
             for f in walk(ap, repo):
                 out[f] = None
             continue
         if discovery.pin_format(ap) is not None and not looks_like_launch_candidate_strict(ap):
             # a pin file stands for the launch files it governs (pre-commit passes only changed files)
+            repo = workspace.repo_root(ap, workspace.root)
             for root in discovery.governed_roots(ap, workspace, repo):
                 for f in walk(root, repo):
                     out[f] = None
