@@ -262,6 +262,9 @@ def test_read_lock_unknown_format() -> None:
 
 BROKEN = [
     ("uv.lock", "version = 1\n[[package]]\nname = \"flashinfer-python\"\nversion = 0.6.10\n", 3),
+    # after a wheel list (left out of the fast parse): the position is still the file's
+    ("uv.lock", 'version = 1\n[[package]]\nname = "a"\nversion = "1"\nwheels = [\n    { url = "u", hash = "h" },\n]\n'
+     '[[package]]\nname = "flashinfer-python"\nversion = 0.6.10\n', 9),
     ("poetry.lock", "[[package]]\nname = \"flashinfer-python\"\nversion = \"0.6.10\"\n[[package\n", 3),
     ("pdm.lock", "[metadata\n", 0),
     ("pylock", 'lock-version = "1.0"\n[[packages]]\nname = "x"\nname = "y"\n', 3),
@@ -270,7 +273,7 @@ BROKEN = [
 ]
 
 
-@pytest.mark.parametrize(("fmt", "text", "line"), BROKEN, ids=[b[0] for b in BROKEN])
+@pytest.mark.parametrize(("fmt", "text", "line"), BROKEN, ids=[f"{b[0]}-{i}" for i, b in enumerate(BROKEN)])
 def test_syntax_errors_become_located_problems(fmt: str, text: str, line: int | None) -> None:
     src = SourceText(Path(f"/x/{fmt}"), text)
     ps = locks.read_lock(src, fmt)

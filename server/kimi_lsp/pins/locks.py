@@ -26,7 +26,7 @@ from typing import Any
 
 import yaml
 
-from kimi_lsp._record import dataclass, replace
+from kimi_lsp._record import dataclass
 from kimi_lsp._toml import tomllib
 from kimi_lsp.pins.model import Pin, PinProblem, PinSource
 from kimi_lsp.text import Located, Span
@@ -294,10 +294,26 @@ def _as_comment(line: str) -> str:
 
 
 def _read_toml_lock(source: SourceText, fmt: str, tool: str | None, array: str) -> PinSource:
+    artifacts: list[int] = []
     try:
-        skip = fmt in _SKIPPABLE
-        artifacts = [m.start() for m in _ARTIFACTS.finditer(source.text)] if skip else []
-        data = tomllib.loads(_without_artifacts(source.text) if skip else source.text)
+        if fmt in _SKIPPABLE:
+            # Only the values are read from the parse (positions come from scanning the file), so
+            # the artifact lists can be left out altogether: tomllib skips a comment line only
+            # some ten Python calls at a time, and these are most of a lock's lines.
+            pieces: list[str] = []
+            last = 0
+            for m in _ARTIFACTS.finditer(source.text):
+                artifacts.append(m.start())
+                pieces.append(source.text[last : m.start()])
+                last = m.end()
+            pieces.append(source.text[last:])
+            try:
+                data = tomllib.loads("".join(pieces))
+            except tomllib.TOMLDecodeError:
+                # the error's line and column must be the file's: parse it as written
+                data = tomllib.loads(_without_artifacts(source.text))
+        else:
+            data = tomllib.loads(source.text)
     except tomllib.TOMLDecodeError as exc:
         problem = _toml_problem(source, exc)
         return PinSource(source.path, fmt, True, (), tool=tool, relock_command=RELOCK.get(fmt), problems=(problem,))
@@ -325,9 +341,8 @@ def _read_toml_lock(source: SourceText, fmt: str, tool: str | None, array: str) 
         else:
             body = _inline_entry_body(source.text, entry, search_from)
             header, own_line = Span(body.start, body.start), False
-        pin, problem = _toml_entry_pin(source, fmt, entry, body, header, own_line)
-        if pin is not None and not pin.hashed and _has_artifact(artifacts, body):
-            pin = replace(pin, hashed=True)  # its files/wheels were blanked before parsing
+        # an entry whose files/wheels were left out of the parse is still hashed
+        pin, problem = _toml_entry_pin(source, fmt, entry, body, header, own_line, _has_artifact(artifacts, body))
         if pin is not None:
             pins.append(pin)
             search_from = max(search_from, pin.span.end)
@@ -349,7 +364,8 @@ def _inline_entry_body(text: str, entry: dict, start: int) -> Span:
 
 
 def _toml_entry_pin(
-    source: SourceText, fmt: str, entry: dict, body: Span, header: Span, own_line: bool = True
+    source: SourceText, fmt: str, entry: dict, body: Span, header: Span, own_line: bool = True,
+    artifacts_left_out: bool = False,
 ) -> tuple[Pin | None, PinProblem | None]:
     text = source.text
     name = entry.get("name")
@@ -380,7 +396,7 @@ def _toml_entry_pin(
         group = _entry_group(entry.get("groups"), "main")
     elif fmt == "pdm.lock":
         group = _entry_group(entry.get("groups"), "default")
-    hashed = bool(entry.get("files") or entry.get("wheels") or entry.get("sdist"))
+    hashed = artifacts_left_out or bool(entry.get("files") or entry.get("wheels") or entry.get("sdist"))
     pin = Pin(
         name=_canonical(name),
         written_name=written,
