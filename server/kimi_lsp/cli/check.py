@@ -189,6 +189,7 @@ def run_check(ns: argparse.Namespace) -> int:
             store.prepare()
             started = cache.now()
             record_touched()
+        _collector_for_batch()
         try:
             diags, run.engine_errors = batch.lint_files(run.files, cwd, run.overrides, jobs=ns.jobs)
         finally:
@@ -205,6 +206,17 @@ def run_check(ns: argparse.Namespace) -> int:
     if run.engine_errors or run.errors or failed_writes:
         return EXIT_ERROR
     return _exit_code(ns, diags, errors=False, would_change=would_change)
+
+
+def _collector_for_batch() -> None:
+    """A lint allocates many short-lived objects and keeps few: collect young objects every
+    10,000 allocations rather than 700, and leave what is loaded by now (modules, the schema)
+    out of full collections. About 2 % of a large run; a process of its own, so nothing else
+    is affected (forked workers inherit it)."""
+    import gc
+
+    gc.freeze()
+    gc.set_threshold(10_000, 20, 20)
 
 
 def _exit_code(ns: argparse.Namespace, diags: list[Diagnostic], *, errors: bool, would_change: bool) -> int:
