@@ -37,7 +37,7 @@ def _check_parser() -> argparse.ArgumentParser:
     p.add_argument("-q", "--quiet", action="store_true", help="only the diagnostic lines")
     p.add_argument("--sglang-version", default=None, help="sglang release whose argument schema applies")
     p.add_argument("--target-gpu", default=None, help="GPU the launches run on (e.g. b200, h200, sm90)")
-    p.add_argument("--no-cache", action="store_true", help="neither read nor write the result cache (.kimi-lsp-cache/)")
+    p.add_argument("--no-cache", action="store_true", help="neither read nor write the result cache (~/.cache/kimi-lsp)")
     p.add_argument("--jobs", "-j", type=int, default=None, help="worker processes for large trees (default: automatic)")
     return p
 
