@@ -30,7 +30,6 @@ from __future__ import annotations
 import marshal
 import os
 import sys
-import time
 import zlib
 from typing import Any
 
@@ -138,16 +137,13 @@ class Cache:
         """Create the cache directory before the run, so that its creation (which changes its
         parent's mtime, e.g. ~/.cache's) cannot look like a change to what the run read."""
         try:
-            self._prepare()
+            os.makedirs(os.path.join(self.directory, f"results-v{FORMAT}"), exist_ok=True)
+            tag = os.path.join(self.directory, "CACHEDIR.TAG")  # backup tools skip the directory
+            if not os.path.exists(tag):
+                with open(tag, "w", encoding="utf-8") as fh:
+                    fh.write(_TAG)
         except OSError:
-            pass  # no writable cache directory: same answers, nothing kept
-
-    def _prepare(self) -> None:
-        os.makedirs(os.path.join(self.directory, f"results-v{FORMAT}"), exist_ok=True)
-        tag = os.path.join(self.directory, "CACHEDIR.TAG")  # backup tools skip the directory
-        if not os.path.exists(tag):
-            with open(tag, "w", encoding="utf-8") as fh:
-                fh.write(_TAG)
+            pass  # no writable cache directory: same answers, nothing kept (store then fails)
 
     def store(self, touched: tuple[set[str], set[str]], result: Any, started: float) -> bool:
         """Write the entry; False when it is not safe or not possible to.
@@ -181,7 +177,6 @@ class Cache:
         target = self.entry_path
         tmp = f"{target}.{os.getpid()}.tmp"
         try:
-            self._prepare()
             with open(tmp, "wb") as fh:
                 fh.write(data)
             os.replace(tmp, target)
@@ -214,7 +209,3 @@ def _racy_seconds() -> float:
         return max(0.0, float(os.environ.get("KIMI_LSP_CACHE_RACY_SECONDS", RACY_SECONDS)))
     except ValueError:
         return RACY_SECONDS
-
-
-def now() -> float:
-    return time.time()

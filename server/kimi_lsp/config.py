@@ -59,15 +59,6 @@ class Settings:
     problems: tuple[ConfigProblem, ...] = field(default=(), compare=False)
 
     def enabled(self, code: str, path: Path | None = None) -> bool:
-        # asked once per rule per launch: remembered per settings object (outside the fields)
-        memo: dict = self.__dict__.setdefault("_enabled_memo", {})
-        key = (code, path) if self.per_file_ignores else code
-        hit = memo.get(key)
-        if hit is None:
-            hit = memo[key] = self._enabled(code, path)
-        return hit
-
-    def _enabled(self, code: str, path: Path | None) -> bool:
         if not any(code.startswith(s) for s in self.select):
             return False
         if any(code.startswith(s) for s in self.ignore):

@@ -65,7 +65,6 @@ class Engine:
         self._settings_cache: dict[Path, Settings] = {}
         self._config_cache: dict[Path, tuple[ConfigFile | None, SurfaceResult | None]] = {}
         self._surface_cache: dict[Path, tuple[SourceText, SurfaceResult]] = {}
-        self._resolved: dict[Path, Path] = {}  # path as given -> symlinks resolved
         self._rules_for: dict[int, tuple[Settings, tuple[Rule, ...]]] = {}  # id(settings) -> enabled rules
         # config files referenced by a launch elsewhere: linted through their referrers only
         self.referenced_configs: set[Path] = set()
@@ -86,16 +85,13 @@ class Engine:
         return hit
 
     def _resolve(self, path: Path) -> Path:
-        """``_resolve``, remembered per path for this engine's workspace until ``invalidate``."""
+        """Absolute, symlinks resolved (directories' resolutions are the workspace's to remember);
+        a symlink loop stays as written (reading it then fails cleanly)."""
         touched(path)
-        hit = self._resolved.get(path)
-        if hit is None:
-            try:
-                hit = self.workspace.resolve(path)
-            except (RuntimeError, OSError):  # a link loop stays as written (reading it then fails)
-                hit = Path(os.path.abspath(path))
-            self._resolved[path] = hit
-        return hit
+        try:
+            return self.workspace.resolve(path)
+        except (RuntimeError, OSError):
+            return Path(os.path.abspath(path))
 
     def invalidate(self, path: Path | None = None) -> None:
         """Forget what was read from ``path`` (or everything). Settings and ``--config`` caches
@@ -103,7 +99,6 @@ class Engine:
         from kimi_lsp.pins import discovery
 
         self.workspace.invalidate(path)
-        self._resolved.clear()  # a link may have moved: cheap to resolve again
         self._rules_for.clear()
         if path is None:
             self._settings_cache.clear()

@@ -12,6 +12,7 @@ import argparse
 import os
 import stat
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TextIO
@@ -124,34 +125,37 @@ class _Run:
         return diags
 
 
-def _explicit_files(paths: list[str], cwd: Path) -> list[Path] | None:
-    """The resolved PATHs when every one is a regular file (what a result-cache entry is for)."""
+def _explicit_files(paths: list[str], workspace: Workspace) -> list[Path] | None:
+    """The PATHs resolved as ``collect_files`` resolves them, when every one is a regular file
+    (what a result-cache entry is for)."""
     out: list[Path] = []
     for raw in paths:
+        p = Path(raw)
         try:
-            p = Path(os.path.realpath(os.path.join(cwd, raw)))
-        except (OSError, ValueError):
+            ap = workspace.resolve(p if p.is_absolute() else workspace.root / p)
+        except (RuntimeError, OSError, ValueError):
             return None
-        if not os.path.isfile(p):
+        if not os.path.isfile(ap):
             return None
-        out.append(p)
+        out.append(ap)
     return out or None
 
 
-def _run_cache(ns: argparse.Namespace, cwd: Path, overrides: dict[str, object]) -> tuple[cache.Cache | None, list[Path] | None]:
+def _run_cache(ns: argparse.Namespace, workspace: Workspace, overrides: dict[str, object]) -> tuple[cache.Cache | None, list[Path] | None]:
     if ns.fix or ns.diff or not cache.enabled(ns.no_cache):
         return None, None
-    files = _explicit_files(ns.paths, cwd)
+    files = _explicit_files(ns.paths, workspace)
     if files is None:
         return None, None
-    return cache.Cache.for_run([str(f) for f in files], str(cwd), overrides), files
+    return cache.Cache.for_run([str(f) for f in files], str(workspace.root), overrides), files
 
 
 def run_check(ns: argparse.Namespace) -> int:
     cwd = Path.cwd().resolve()
     fmt = ns.format or ("github" if os.environ.get("GITHUB_ACTIONS") == "true" else "text")
     overrides = _overrides(ns)
-    store, cached_files = _run_cache(ns, cwd, overrides)
+    ws = Workspace(cwd)
+    store, cached_files = _run_cache(ns, ws, overrides)
     if store is not None and cached_files is not None:
         hit = store.load()
         diags = None
@@ -163,7 +167,6 @@ def run_check(ns: argparse.Namespace) -> int:
             except Exception:  # an entry of another shape (a foreign or damaged file): lint
                 diags = None
         if diags is not None:
-            ws = Workspace(cwd)
             _report(ns, fmt, diags, output.Positions(ws), cwd, len(cached_files), [])
             return _exit_code(ns, diags, errors=False, would_change=False)
 
@@ -187,7 +190,7 @@ def run_check(ns: argparse.Namespace) -> int:
         started = 0.0
         if store is not None:
             store.prepare()
-            started = cache.now()
+            started = time.time()
             record_touched()
         _collector_for_batch()
         try:
