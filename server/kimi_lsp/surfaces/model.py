@@ -83,6 +83,11 @@ class LaunchCommand:
     config: ConfigFile | None = None  # Entry.CONFIG_FILE: the file's own entries
     # The file's own dependency pins govern this launch (Dockerfile / shell ``pip install``).
     own_pins: bool = False
+    # The container image that runs this launch, exactly as written (``FROM`` of the Dockerfile
+    # stage, ``docker run ... IMAGE``, the Kubernetes/compose ``image:`` of the same container;
+    # Go/Helm template text kept as written). Evidence of the sglang release: the engine, not the
+    # reader, decides what release (if any) the reference names.
+    image: Located[str] | None = None
 
 
 @dataclass(frozen=True, slots=True)
