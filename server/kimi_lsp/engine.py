@@ -239,6 +239,8 @@ class Engine:
                 msg = f"internal error in rule {r.code} on {cmd.path}: {traceback.format_exc(limit=8)}"
                 _log().error(msg)
                 self.errors.append(msg)
+        if cmd.doubt is not None:
+            out = [_as_doubtful(d, cmd.doubt) for d in out]
         if governing_box:
             gov = governing_box[0]
             for s in gov.own:
@@ -366,6 +368,18 @@ def _own_kind(cmd: LaunchCommand) -> str | None:
     if cmd.own_pins or cmd.surface in (Surface.DOCKERFILE, Surface.SHELL):
         return {Surface.DOCKERFILE: "dockerfile", Surface.SHELL: "shell"}.get(cmd.surface)
     return None
+
+
+def _as_doubtful(d: Diagnostic, doubt: str) -> Diagnostic:
+    """A diagnostic about a launch the reader only guessed: at most a warning, the doubt named,
+    and no fix applied without the user asking (safe fixes become unsafe)."""
+    if d.severity.rank < Severity.WARNING.rank:
+        return d  # info/hint: already below a warning
+    fixes = tuple(
+        Fix(f.title, f.edits, Applicability.UNSAFE, f.followup) if f.applicability is Applicability.SAFE else f
+        for f in d.fixes
+    )
+    return Diagnostic(d.code, f"{d.message} ({doubt})", d.location, Severity.WARNING, fixes, d.related, d.data)
 
 
 def _with_severity(d: Diagnostic, sev: Severity) -> Diagnostic:

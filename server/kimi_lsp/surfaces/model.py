@@ -88,6 +88,10 @@ class LaunchCommand:
     # Go/Helm template text kept as written). Evidence of the sglang release: the engine, not the
     # reader, decides what release (if any) the reference names.
     image: Located[str] | None = None
+    # None: the reader is sure this is an sglang launch. Otherwise the doubt, in words ("no launch
+    # names this file with --config and ..."): the engine then caps every diagnostic of the launch
+    # at warning, names the doubt, and offers no fix as safe (DESIGN.md: a guess is never an error).
+    doubt: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
