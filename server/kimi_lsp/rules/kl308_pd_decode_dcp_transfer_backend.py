@@ -7,6 +7,9 @@ from kimi_lsp.rules import _args
 from kimi_lsp.rules._base import LaunchContext, Violation, rule
 
 _DCP_TRANSFER = ("mooncake", "nixl", "mori", "ascend", "fake")
+# handle_pd_disaggregation rewrites `mooncake_tcp` to `mooncake` (forcing MC_FORCE_TCP=1) before
+# its DCP check, in every release that has the check (0.5.21-0.5.23): it passes as mooncake
+_REWRITES = {"mooncake_tcp": "mooncake"}
 
 
 @rule(code="KL308", name="pd-decode-dcp-transfer-backend", severity=Severity.ERROR)
@@ -16,15 +19,18 @@ def check(ctx: LaunchContext) -> Iterator[Violation]:
 
     ## What it does
     With `--disaggregation-mode decode` and `--dcp-size` > 1, checks that
-    `--disaggregation-transfer-backend` is mooncake, nixl, mori, ascend or fake.
+    `--disaggregation-transfer-backend` is mooncake, nixl, mori, ascend or fake. `mooncake_tcp`
+    passes: sglang rewrites it to `mooncake` (TCP transport) before this check. A value argparse
+    rejects is KL202's; in 0.5.21-0.5.23 every accepted value passes, so this rule guards a
+    release whose parser accepts a backend the DCP check does not.
 
     ## Why is this bad?
     `ValueError: PD decode DCP requires --disaggregation-transfer-backend mooncake, nixl, mori,
-    ascend, or fake for synthetic benchmarking, got 'mooncake_tcp'.`
+    ascend, or fake for synthetic benchmarking, got 'nixl_tcp'.`
 
     ## Example
     ```bash
-    python -m sglang.launch_server --model-path deepseek-ai/DeepSeek-V3 --tp-size 8 --dcp-size 8 --disaggregation-mode decode --disaggregation-transfer-backend mooncake_tcp
+    python -m sglang.launch_server --model-path deepseek-ai/DeepSeek-V3 --tp-size 8 --dcp-size 8 --disaggregation-mode decode --disaggregation-transfer-backend nixl_tcp
     ```
 
     Use instead:
@@ -39,10 +45,13 @@ def check(ctx: LaunchContext) -> Iterator[Violation]:
     if n <= 1 or _args.str_value(launch, "disaggregation_mode") != "decode":
         return
     backend = _args.str_value(launch, "disaggregation_transfer_backend")
-    if backend is None or backend in _DCP_TRANSFER:
+    if backend is None or _REWRITES.get(backend, backend) in _DCP_TRANSFER:
         return
     use = launch.last("disaggregation_transfer_backend") or launch.last("disaggregation_mode")
     assert use is not None
+    choices = use.flag.choices if use.flag.dest == "disaggregation_transfer_backend" else None
+    if choices is not None and backend not in choices:
+        return  # argparse stops the launch first: KL202
     yield Violation(
         _args.use_location(launch, use),
         "PD decode DCP requires --disaggregation-transfer-backend mooncake, nixl, mori, ascend, or fake "
