@@ -115,16 +115,15 @@ def model_facts(ctx: LaunchContext) -> ModelFacts:
 def _model_facts(ctx: LaunchContext) -> ModelFacts:
     launch = ctx.launch
     model = launch.value("model_path")
-    # --json-model-override-args '{"architectures": [...]}' wins over everything
+    # --json-model-override-args '{"architectures": ...}' wins over everything
     override = launch.value("json_model_override_args")
     if override:
         try:
             data = json.loads(override)
         except ValueError:
             data = None
-        if isinstance(data, dict) and isinstance(data.get("architectures"), list) and data["architectures"]:
-            arch = str(data["architectures"][0])
-            return ModelFacts(arch, "--json-model-override-args sets architectures", False, model)
+        if isinstance(data, dict) and "architectures" in data:
+            return ModelFacts(_override_arch(data["architectures"]), _override_evidence(data["architectures"]), False, model)
     if model is None or model.lower() in ("none", "dummy"):
         # sglang skips every model-specific check for these
         return ModelFacts(None, "no model path", False, model)
@@ -137,6 +136,21 @@ def _model_facts(ctx: LaunchContext) -> ModelFacts:
     if _K3_NAME.search(model) and "linear" not in model.lower():
         return ModelFacts(K3_ARCH, f"the model name `{model}` (no config.json found)", True, model)
     return ModelFacts(None, "unknown model", False, model)
+
+
+def _override_arch(value: object) -> str | None:
+    """``architectures[0]`` after sglang's override: it setattr()s the JSON value onto the HF
+    config as it is (utils/hf_transformers/config.py), so a string's first entry is its first
+    character, and an empty or null value has none (sglang then fails to index it)."""
+    if isinstance(value, (list, str)) and value:
+        return str(value[0])
+    return None
+
+
+def _override_evidence(value: object) -> str:
+    if isinstance(value, str):
+        return "--json-model-override-args sets architectures to a string (sglang reads its first character)"
+    return "--json-model-override-args sets architectures"
 
 
 def _config_json_arch(ctx: LaunchContext, model: str) -> ModelFacts | None:
