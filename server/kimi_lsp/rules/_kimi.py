@@ -26,7 +26,7 @@ K3_TEXT_ARCH = "KimiK3LinearForCausalLM"
 _K3_NAME = re.compile(r"kimi[-_ ]?k3", re.IGNORECASE)
 # sglang's deprecated value renames (serving_hook.py), applied before the Kimi hook runs
 _RENAMES = {"tokenspeed_mla": "cutedsl_mla", "compressed": "dsv4"}
-# Platform defaults that fill --attention-backend before the model override (platform_hook.py)
+# Platform defaults that set --attention-backend before the model override (platform_hook.py)
 _DEVICE_DEFAULT_BACKEND = {"cpu": "intel_amx or torch_native", "hpu": "torch_native", "npu": "ascend"}
 
 
@@ -48,6 +48,7 @@ class DecodeBackend:
     use: ArgUse | None  # the deciding flag occurrence
     written: str | None  # as written (tokenspeed_mla before the rename)
     from_device: str | None = None  # set by a --device platform default
+    overridden: ArgUse | None = None  # the explicit backend flag that --device overrides
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,16 +77,43 @@ def launched_from(launch: ResolvedLaunch, anchor: Location) -> tuple[Related, ..
 
 
 def decode_backend(launch: ResolvedLaunch) -> DecodeBackend:
+    """The decode backend the Kimi-K3 hook sees, replaying sglang's resolution order
+    (arg_groups/pipeline.py): the deprecated renames, then the platform hooks, then
+    ``decode_attention_backend or attention_backend`` (attention_backends_of)."""
+    explicit: dict[str, tuple[ArgUse, str]] = {}
     for dest in ("decode_attention_backend", "attention_backend"):
         use = launch.last(dest)
-        if use is not None and use.value:
-            written = use.value
-            return DecodeBackend(_RENAMES.get(written, written), use, written)
-    device = launch.value("device")
-    if device in _DEVICE_DEFAULT_BACKEND:
-        dev = device or ""
-        return DecodeBackend(_DEVICE_DEFAULT_BACKEND[dev], launch.last("device"), None, from_device=dev)
+        if use is not None and use.value is not None:
+            explicit[dest] = (use, use.value)
+    device = launch.value("device") or ""
+    # platform_hook.py / npu set_default_server_args: npu sets all three backends to ascend and
+    # hpu sets attention_backend to torch_native, both over explicit values; cpu fills
+    # attention_backend only when it is None
+    if device == "npu":
+        overridden = explicit.get("decode_attention_backend") or explicit.get("attention_backend")
+        return _from_device(launch, "ascend", device, overridden)
+    decode = explicit.get("decode_attention_backend")
+    if decode is not None and decode[1]:
+        return _explicit(*decode)
+    attention = explicit.get("attention_backend")
+    if device == "hpu":
+        return _from_device(launch, _DEVICE_DEFAULT_BACKEND[device], device, attention)
+    if device == "cpu" and attention is None:
+        return _from_device(launch, _DEVICE_DEFAULT_BACKEND[device], device, None)
+    if attention is not None and attention[1]:
+        return _explicit(*attention)
     return DecodeBackend(None, None, None)
+
+
+def _explicit(use: ArgUse, written: str) -> DecodeBackend:
+    return DecodeBackend(_RENAMES.get(written, written), use, written)
+
+
+def _from_device(launch: ResolvedLaunch, name: str, device: str, overridden: tuple[ArgUse, str] | None) -> DecodeBackend:
+    return DecodeBackend(
+        name, launch.last("device"), None, from_device=device,
+        overridden=overridden[0] if overridden is not None else None,
+    )
 
 
 def k3_dcp(ctx: LaunchContext) -> K3Dcp | None:
