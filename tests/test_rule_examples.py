@@ -78,10 +78,7 @@ def lint_codes(root: Path, monkeypatch) -> list[tuple[str, str]]:
 
 # Examples that cannot be written as a self-contained launch (strict xfail: the entry must go
 # once the example is fixed).
-KNOWN_BAD_EXAMPLES: dict[str, str] = {
-    "KL308": "every transfer backend 0.5.21-0.5.23 accept passes sglang's PD decode DCP check "
-    "(mooncake_tcp is rewritten to mooncake first); the rule guards a release that adds one",
-}
+KNOWN_BAD_EXAMPLES: dict[str, str] = {}
 
 
 def _params(kind: str) -> list:

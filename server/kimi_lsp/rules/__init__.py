@@ -53,6 +53,7 @@ from kimi_lsp.rules import (
     kl327_flashinfer_below_minimum,
     kl328_flashinfer_companion_mismatch,
     kl329_sglang_pin_drift,
+    kl330_invalid_log_level,
 )
 from kimi_lsp.rules._base import Rule
 
@@ -191,6 +192,7 @@ LAUNCH_RULES: tuple[Rule, ...] = (
     kl327_flashinfer_below_minimum.check,
     kl328_flashinfer_companion_mismatch.check,
     kl329_sglang_pin_drift.check,
+    kl330_invalid_log_level.check,
 )
 
 ALL_RULES: tuple[Rule, ...] = tuple(sorted(ENGINE_RULES + LAUNCH_RULES, key=lambda r: r.code))

@@ -20,22 +20,22 @@ def check(ctx: LaunchContext) -> Iterator[Violation]:
     ## What it does
     With `--disaggregation-mode decode` and `--dcp-size` > 1, checks that
     `--disaggregation-transfer-backend` is mooncake, nixl, mori, ascend or fake. `mooncake_tcp`
-    passes: sglang rewrites it to `mooncake` (TCP transport) before this check. A value argparse
-    rejects is KL202's; in 0.5.21-0.5.23 every accepted value passes, so this rule guards a
-    release whose parser accepts a backend the DCP check does not.
+    passes: sglang rewrites it to `mooncake` (TCP transport) before this check. Without plugins
+    a value argparse rejects is KL202's alone (every value 0.5.21-0.5.23 accept passes); a
+    backend that an `SGLANG_PLUGINS` plugin adds to the choices still fails this check.
 
     ## Why is this bad?
     `ValueError: PD decode DCP requires --disaggregation-transfer-backend mooncake, nixl, mori,
-    ascend, or fake for synthetic benchmarking, got 'nixl_tcp'.`
+    ascend, or fake for synthetic benchmarking, got 'my_transfer'.`
 
     ## Example
     ```bash
-    python -m sglang.launch_server --model-path deepseek-ai/DeepSeek-V3 --tp-size 8 --dcp-size 8 --disaggregation-mode decode --disaggregation-transfer-backend nixl_tcp
+    SGLANG_PLUGINS=my_transfer_plugin python -m sglang.launch_server --model-path deepseek-ai/DeepSeek-V3 --tp-size 8 --dcp-size 8 --disaggregation-mode decode --disaggregation-transfer-backend my_transfer
     ```
 
     Use instead:
     ```bash
-    python -m sglang.launch_server --model-path deepseek-ai/DeepSeek-V3 --tp-size 8 --dcp-size 8 --disaggregation-mode decode --disaggregation-transfer-backend mooncake
+    SGLANG_PLUGINS=my_transfer_plugin python -m sglang.launch_server --model-path deepseek-ai/DeepSeek-V3 --tp-size 8 --dcp-size 8 --disaggregation-mode decode --disaggregation-transfer-backend mooncake_tcp
     ```
     """
     launch = ctx.launch
@@ -50,8 +50,8 @@ def check(ctx: LaunchContext) -> Iterator[Violation]:
     use = launch.last("disaggregation_transfer_backend") or launch.last("disaggregation_mode")
     assert use is not None
     choices = use.flag.choices if use.flag.dest == "disaggregation_transfer_backend" else None
-    if choices is not None and backend not in choices:
-        return  # argparse stops the launch first: KL202
+    if choices is not None and backend not in choices and not _args.plugins_active(launch):
+        return  # argparse stops the launch first: KL202 (a plugin may add a backend, not to this check)
     yield Violation(
         _args.use_location(launch, use),
         "PD decode DCP requires --disaggregation-transfer-backend mooncake, nixl, mori, ascend, or fake "
