@@ -19,6 +19,7 @@ from kimi_lsp.knowledge.schema import Schema, load_schema
 from kimi_lsp.launch import ResolvedLaunch, resolve, resolve_config_path
 from kimi_lsp.rules import ALL_RULES, BY_CODE, LAUNCH_RULES
 from kimi_lsp.rules._base import LaunchContext, Rule, Violation
+from kimi_lsp.rules._vet import vet_safe_fixes
 from kimi_lsp.surfaces import read_surface
 from kimi_lsp.surfaces.model import ConfigFile, Entry, LaunchCommand, Surface, SurfaceResult
 from kimi_lsp.text import Span
@@ -239,6 +240,7 @@ class Engine:
                 msg = f"internal error in rule {r.code} on {cmd.path}: {traceback.format_exc(limit=8)}"
                 _log().error(msg)
                 self.errors.append(msg)
+        out = vet_safe_fixes(ctx, out, self._enabled_rules(settings))  # a safe fix leaves no new error
         if cmd.doubt is not None:
             out = [_as_doubtful(d, cmd.doubt) for d in out]
         if governing_box:

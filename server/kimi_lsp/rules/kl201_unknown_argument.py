@@ -2,12 +2,15 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from kimi_lsp.diagnostics import Applicability, Severity
-from kimi_lsp.knowledge.schema import Flag
+from kimi_lsp.diagnostics import Applicability, Edit, Fix, Severity
+from kimi_lsp.knowledge.retired_flags import RetiredFlag, retired
+from kimi_lsp.knowledge.schema import Flag, Schema
 from kimi_lsp.launch import ArgProblem
 from kimi_lsp.rules import _args
 from kimi_lsp.rules._base import LaunchContext, Violation, rule
-from kimi_lsp.surfaces.model import Entry
+from kimi_lsp.rules._fixes import replace_token_value
+from kimi_lsp.rules._vet import leaves_new_error
+from kimi_lsp.surfaces.model import Entry, Token
 
 
 @rule(code="KL201", name="unknown-argument", severity=Severity.ERROR, fix="sometimes")
@@ -20,7 +23,10 @@ def check(ctx: LaunchContext) -> Iterator[Violation]:
     option of the pinned release nor the unique prefix of one is unknown; a prefix that several
     options start with is ambiguous (`--pp` could be `--pp-size` or `--pp-max-micro-batch-size`).
     `--config` keys are checked the same way, because sglang passes each key as `--{key}`, so
-    `tp: 8` works while `pp: 2` is ambiguous. A did-you-mean comes from the closest option.
+    `tp: 8` works while `pp: 2` is ambiguous. A flag an older sglang release retired is named
+    with what that release said replaces it (its deprecation message or rename table, e.g.
+    `--enable-deepep-moe` -> `--moe-a2a-backend deepep`); otherwise a did-you-mean comes from the
+    closest option.
 
     ## Why is this bad?
     sglang exits before loading anything with `error: unrecognized arguments: --tp-sise 8` or
@@ -38,8 +44,11 @@ def check(ctx: LaunchContext) -> Iterator[Violation]:
     ```
 
     ## Fix safety
-    Replacing a misspelt flag with the closest known one is a guess: unsafe. Removing the leading
-    dashes of a `--config` key written as `--tp-size:` is safe.
+    The replacement sglang itself named for a retired flag is safe when it is valid for the pinned
+    release and the launch then re-lints without a new error; otherwise it is unsafe or only
+    named. The closest known option is a guess from spelling alone: a hint that is never applied
+    by `--fix` (and offers an edit only when the edited launch re-lints without a new error).
+    Removing the leading dashes of a `--config` key written as `--tp-size:` is safe.
     """
     launch = ctx.launch
     for prob in launch.problems:
@@ -58,17 +67,27 @@ def _cli_word(ctx: LaunchContext, prob: ArgProblem) -> Iterator[Violation]:
     word = prob.token.value
     head = word.split("=", 1)[0]
     where = _args.problem_location(launch, prob)
+    what = (
+        f"Ambiguous option `{head}` could match {_list(prob.candidates)}"
+        if prob.kind == "ambiguous"
+        else f"Unknown sglang argument `{head}`"
+    )
+    gone = retired(head)
+    if gone is not None:
+        usable = _usable(launch.schema, gone)
+        fix = _retired_cli_fix(ctx, prob, gone) if usable else None
+        yield Violation(where, what + _retired_text(launch.schema, gone, usable), fixes=_offer(fix))
+        return
     if prob.kind == "ambiguous":
-        yield Violation(where, f"Ambiguous option `{head}` could match {_list(prob.candidates)}")
+        yield Violation(where, what)
         return
     guess = launch.schema.closest(head)
-    fixes = []
+    fixes = ()
     if guess is not None:
-        fix = _args.replace_prefix(ctx, prob.token, prob.origin, len(head), guess, f"Replace with `{guess}`")
-        if fix is not None:
-            fixes.append(fix)
+        fix = _args.replace_prefix(ctx, prob.token, prob.origin, len(head), guess, f"Did you mean `{guess}`?")
+        fixes = (_hint(ctx, fix, f"Did you mean `{guess}`?"),)
     hint = f" (did you mean `{guess}`?)" if guess else ""
-    yield Violation(where, f"Unknown sglang argument `{head}`{hint}", fixes=tuple(fixes))
+    yield Violation(where, f"{what}{hint}", fixes=fixes)
 
 
 def _config_key(ctx: LaunchContext, prob: ArgProblem) -> Iterator[Violation]:
@@ -96,21 +115,136 @@ def _config_key(ctx: LaunchContext, prob: ArgProblem) -> Iterator[Violation]:
     toml = launch.config is not None and launch.config.format == "toml"
     what = "launch profile key" if toml else "`--config` key"
     emitted = prob.token.value
+    gone = retired(emitted)
     if prob.kind == "ambiguous":
-        yield Violation(
-            where,
-            f"Ambiguous {what} `{key}`: sglang reads `{emitted}`, which could match {_list(prob.candidates)}",
-        )
+        message = f"Ambiguous {what} `{key}`: sglang reads `{emitted}`, which could match {_list(prob.candidates)}"
+        if gone is None:
+            yield Violation(where, message)
+            return
+        usable = _usable(launch.schema, gone)
+        fix = _retired_key_fix(ctx, prob, gone) if usable else None
+        yield Violation(where, message + _retired_text(launch.schema, gone, usable), fixes=_offer(fix))
+        return
+    if gone is not None:
+        usable = _usable(launch.schema, gone)
+        fix = _retired_key_fix(ctx, prob, gone) if usable else None
+        yield Violation(where, f"Unknown {what} `{key}`" + _retired_text(launch.schema, gone, usable), fixes=_offer(fix))
         return
     guess = launch.schema.closest(emitted)
-    fixes = []
+    fixes = ()
     if guess is not None:
-        fix = _args.key_rename_fix(ctx, prob.entry, guess[2:], f"Rename the key to `{guess[2:]}`")
-        if fix is not None:
-            fixes.append(fix)
+        title = f"Did you mean `{guess[2:]}`?"
+        fixes = (_hint(ctx, _args.key_rename_fix(ctx, prob.entry, guess[2:], title), title),)
     hint = f" (did you mean `{guess[2:]}`?)" if guess else ""
-    yield Violation(where, f"Unknown {what} `{key}`{hint}", fixes=tuple(fixes))
+    yield Violation(where, f"Unknown {what} `{key}`{hint}", fixes=fixes)
 
 
 def _list(options: tuple[str, ...]) -> str:
     return ", ".join(f"`{o}`" for o in options)
+
+
+# -- retired flags: sglang's own replacement -------------------------------------------------
+
+
+def _usable(schema: Schema, gone: RetiredFlag) -> bool:
+    """Whether sglang's replacement can be written for the pinned release: the flag exists, a
+    named value is among its choices, and a valued flag gets a value whose meaning carries over
+    (a rename that keeps the value, or the value sglang named)."""
+    if not gone.replacement:
+        return False
+    flag = schema.exact(gone.replacement[0])
+    if flag is None:
+        return False
+    if len(gone.replacement) == 2:
+        value = gone.replacement[1]
+        return flag.takes_value and (flag.choices is None or value in {str(c) for c in flag.choices})
+    if gone.keeps_value:
+        return flag.takes_value
+    return not flag.takes_value
+
+
+def _retired_text(schema: Schema, gone: RetiredFlag, usable: bool) -> str:
+    said = f' ({gone.last_seen}: "{gone.said}")' if gone.said else ""
+    # last_seen is the newest release read that has it, not necessarily the last one that did
+    text = f": sglang removed it (still in {gone.last_seen})"
+    if not gone.replacement:
+        return f"{text}{said}"
+    new = " ".join(gone.replacement)
+    if not usable:
+        return f"{text}; its replacement `{new}` is not valid in sglang {schema.version} either{said}"
+    more = ""
+    if gone.value_map:
+        more = " (values renamed: " + ", ".join(f"{a} -> {b}" for a, b in gone.value_map.items()) + ")"
+    elif gone.keeps_value:
+        more = " (same values)"
+    return f"{text}; use `{new}`{more}{said}"
+
+
+def _retired_cli_fix(ctx: LaunchContext, prob: ArgProblem, gone: RetiredFlag) -> Fix | None:
+    launch = ctx.launch
+    tok = prob.token
+    head, eq, value = tok.value.partition("=")
+    new_flag = gone.replacement[0]
+    title = f"Replace with `{' '.join(gone.replacement)}`"
+    if not gone.keeps_value:
+        if eq:
+            return None  # `--old-switch=x`: nothing sglang said covers a value here
+        # one word, so that an exec-form list item stays one argv element
+        new = new_flag if len(gone.replacement) == 1 else f"{new_flag}={gone.replacement[1]}"
+        return _args.replace_token(ctx, tok, prob.origin, new, title, Applicability.SAFE)
+    if eq:
+        return _args.replace_token(ctx, tok, prob.origin, f"{new_flag}={gone.value_map.get(value, value)}", title, Applicability.SAFE)
+    fix = _args.replace_prefix(ctx, tok, prob.origin, len(head), new_flag, title, Applicability.SAFE)
+    if fix is None:
+        return None
+    value_tok = _next_word(launch.command.argv, tok)
+    if value_tok is None or value_tok.value not in gone.value_map:
+        return fix
+    text = ctx.workspace.text(_args.origin_path(launch, prob.origin))
+    span = replace_token_value(text, value_tok, value_tok.value) if text is not None and value_tok.exact else None
+    if span is None:
+        return None
+    edit = Edit(_args.origin_path(launch, prob.origin), span, gone.value_map[value_tok.value])
+    return Fix(title, (*fix.edits, edit), Applicability.SAFE)
+
+
+def _retired_key_fix(ctx: LaunchContext, prob: ArgProblem, gone: RetiredFlag) -> Fix | None:
+    entry = prob.entry
+    if entry is None:
+        return None
+    new_key = gone.replacement[0][2:]
+    title = f"Replace with `{new_key}: {gone.replacement[1]}`" if len(gone.replacement) == 2 else f"Rename the key to `{new_key}`"
+    if not gone.keeps_value and entry.value is not True:
+        return None  # the switch was off (or odd): what to write instead is the user's call
+    rename = _args.key_rename_fix(ctx, entry, new_key, title, Applicability.SAFE)
+    if rename is None:
+        return None
+    new_value = gone.replacement[1] if len(gone.replacement) == 2 else None
+    if gone.keeps_value and isinstance(entry.value, str):
+        new_value = gone.value_map.get(entry.value)
+    if new_value is None:
+        return rename
+    value = _args.entry_value_fix(ctx, entry, new_value, title, Applicability.SAFE)
+    if value is None:
+        return None
+    return Fix(title, (*rename.edits, *value.edits), Applicability.SAFE)
+
+
+def _next_word(argv: tuple[Token, ...], tok: Token) -> Token | None:
+    for i, t in enumerate(argv):
+        if t.span == tok.span and i + 1 < len(argv):
+            nxt = argv[i + 1]
+            return None if nxt.value.startswith("-") else nxt
+    return None
+
+
+def _offer(fix: Fix | None) -> tuple[Fix, ...]:
+    return (fix,) if fix is not None else ()
+
+
+def _hint(ctx: LaunchContext, fix: Fix | None, title: str) -> Fix:
+    """A did-you-mean from spelling alone: never applied by --fix (display-only), and carrying
+    an edit only when the launch it leaves re-lints without a new error."""
+    if fix is None or leaves_new_error(ctx, fix):
+        return Fix(title, (), Applicability.DISPLAY_ONLY)
+    return Fix(title, fix.edits, Applicability.DISPLAY_ONLY)

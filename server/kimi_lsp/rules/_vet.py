@@ -1,0 +1,214 @@
+"""Vetting fixes: a fix is safe only if the launch it leaves behind has no new error.
+
+A fix is checked the way the user would check it: its edits are applied to the texts in memory,
+the launch file (and its ``--config`` YAML) is read again, the launch is resolved again with the
+same schema, and the enabled rules run on the result. Any error-severity diagnostic that the
+launch did not have before (counted by code and message) means the fix trades one error for
+another, e.g. a did-you-mean that turns `--enable-deepep-moe --deepep-mode normal` into
+`--deepep-mode --deepep-mode normal`. The engine calls ``vet_safe_fixes`` once per launch; a rule
+may call ``leaves_new_error`` to decide whether to offer edits at all.
+
+The re-lint runs the rules with a context marked as vetting, in which nothing is vetted again.
+Fixes that edit other files (pins, lockfiles) change what pin discovery finds, which a launch-only
+re-read cannot replay: they are left as their rule made them.
+"""
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from pathlib import Path
+
+from kimi_lsp.diagnostics import Applicability, Diagnostic, Fix, Severity
+from kimi_lsp.knowledge.schema import Schema, load_schema
+from kimi_lsp.launch import ResolvedLaunch, resolve
+from kimi_lsp.rules._base import LaunchContext, Rule
+from kimi_lsp.surfaces import read_surface
+from kimi_lsp.surfaces.model import ConfigFile, Entry, LaunchCommand, Surface
+from kimi_lsp.workspace import ReadFailure, SourceText, Workspace, normalize_path
+
+_VETTING = "_vetting"  # LaunchContext.cache key: this context is a vetting re-lint
+_BEFORE = "_vet_before"  # LaunchContext.cache key: the launch's own errors, counted once
+
+ErrorCount = Counter  # (code, message) -> how many
+
+
+def vet_safe_fixes(ctx: LaunchContext, diagnostics: list[Diagnostic], rules: Iterable[Rule]) -> list[Diagnostic]:
+    """``diagnostics`` with every safe fix that leaves a new error in the launch made unsafe."""
+    if is_vetting(ctx) or not any(_vettable(ctx, f) for d in diagnostics for f in d.fixes if f.applicability is Applicability.SAFE):
+        return diagnostics
+    rules = tuple(rules)
+    out = []
+    for d in diagnostics:
+        fixes = tuple(
+            _unsafe(f) if f.applicability is Applicability.SAFE and leaves_new_error(ctx, f, rules) else f
+            for f in d.fixes
+        )
+        out.append(d if fixes == d.fixes else Diagnostic(d.code, d.message, d.location, d.severity, fixes, d.related, d.data))
+    return out
+
+
+def is_vetting(ctx: LaunchContext) -> bool:
+    return bool(ctx.cache.get(_VETTING))
+
+
+def leaves_new_error(ctx: LaunchContext, fix: Fix, rules: Iterable[Rule] | None = None) -> bool:
+    """Whether applying ``fix`` leaves the launch with an error it did not have. A fix that
+    cannot be replayed on the launch alone (it edits another file) answers False; one whose
+    launch can no longer be found after the edit answers True."""
+    if is_vetting(ctx) or not _vettable(ctx, fix):
+        return False
+    rules = _enabled(ctx, rules)
+    before = ctx.memo(_BEFORE, lambda: _errors(_vetting_context(ctx, ctx.launch, ctx.workspace, ctx.source), rules, ()))
+    after = _relint(ctx, fix, rules)
+    if after is None:
+        return True
+    return bool(after - before)  # type: ignore[operator]
+
+
+# -- replaying one fix ---------------------------------------------------------------------
+
+
+def _vettable(ctx: LaunchContext, fix: Fix) -> bool:
+    if not fix.edits:
+        return False
+    own = {normalize_path(ctx.launch.command.path)}
+    if ctx.launch.config is not None:
+        own.add(normalize_path(ctx.launch.config.path))
+    return all(normalize_path(e.path) in own for e in fix.edits)
+
+
+def _relint(ctx: LaunchContext, fix: Fix, rules: tuple[Rule, ...]) -> ErrorCount | None:
+    launch = ctx.launch
+    texts: dict[Path, str] = {}
+    for path in {normalize_path(e.path) for e in fix.edits}:
+        text = ctx.workspace.text(path)
+        if text is None:
+            return None
+        edits = [e for e in fix.edits if normalize_path(e.path) == path]
+        if any(e.span.end > len(text) or e.span.start > e.span.end for e in edits):
+            return None
+        for e in sorted(edits, key=lambda e: (e.span.start, e.span.end), reverse=True):
+            text = text[: e.span.start] + e.new_text + text[e.span.end :]
+        texts[path] = text
+    ws = _EditedWorkspace(ctx.workspace, texts)
+    cmd_path = normalize_path(launch.command.path)
+    problems: list[tuple[str, str]] = []
+    command = launch.command
+    src = ctx.source
+    if cmd_path in texts:
+        src = SourceText(cmd_path, texts[cmd_path], ctx.source.encoding, ctx.source.bom)
+        sr = read_surface(src, is_sglang_key=_is_sglang_key(load_schema(None)))
+        problems.extend(("KL001", p.message) for p in sr.problems)
+        found = _same_launch(launch.command, sr.launches, [e for e in fix.edits if normalize_path(e.path) == cmd_path])
+        if found is None:
+            return None
+        command = found
+    config = None if command.entry is Entry.CONFIG_FILE else launch.config
+    if launch.config is not None and command.entry is not Entry.CONFIG_FILE:
+        cfg_path = normalize_path(launch.config.path)
+        if cfg_path in texts:
+            config, cfg_problems = _reread_config(SourceText(cfg_path, texts[cfg_path]), launch.schema)
+            problems.extend(cfg_problems)
+            if config is None:
+                return None
+    new_launch = resolve(command, launch.schema, config)
+    return _errors(_vetting_context(ctx, new_launch, ws, src), rules, problems)
+
+
+def _same_launch(old: LaunchCommand, launches: tuple[LaunchCommand, ...], edits: list) -> LaunchCommand | None:
+    """The launch at the old one's start, moved by the edits before it."""
+    start = old.program.span.start
+    shift = sum(len(e.new_text) - (e.span.end - e.span.start) for e in edits if e.span.end <= start)
+    for cmd in launches:
+        if cmd.program.span.start == start + shift and cmd.entry is old.entry:
+            return cmd
+    return None
+
+
+def _reread_config(src: SourceText, schema: Schema) -> tuple[ConfigFile | None, list[tuple[str, str]]]:
+    sr = read_surface(src, is_sglang_key=_is_sglang_key(schema), force=Surface.CONFIG_YAML)
+    cfg = next((c.config for c in sr.launches if c.config is not None), None)
+    return cfg, [("KL001", p.message) for p in sr.problems]
+
+
+def _is_sglang_key(schema: Schema):
+    # the engine's reading of a YAML key (Engine._is_sglang_key): a config key or a whole option
+    def pred(key: str) -> bool:
+        if schema.config_key(key) is not None:
+            return True
+        m = schema.match("--" + key)
+        return m is not None and not isinstance(m, tuple)
+
+    return pred
+
+
+# -- running the rules -----------------------------------------------------------------------
+
+
+def _enabled(ctx: LaunchContext, rules: Iterable[Rule] | None) -> tuple[Rule, ...]:
+    if rules is not None:
+        return tuple(rules)
+    from kimi_lsp.rules import LAUNCH_RULES  # the registry imports the rules, which import this
+
+    return tuple(r for r in LAUNCH_RULES if ctx.settings.enabled(r.code))
+
+
+def _vetting_context(ctx: LaunchContext, launch: ResolvedLaunch, ws: Workspace, src: SourceText) -> LaunchContext:
+    return LaunchContext(launch, ws, ctx.settings, src, _governing_fn=lambda: ctx.governing, cache={_VETTING: True})
+
+
+def _errors(ctx: LaunchContext, rules: tuple[Rule, ...], problems: Iterable[tuple[str, str]]) -> ErrorCount:
+    found: ErrorCount = Counter(problems)
+    for r in rules:
+        try:
+            for v in r.check(ctx):
+                sev = ctx.settings.severity_for(r.code, v.severity or r.default_severity)
+                if sev is Severity.ERROR:
+                    found[(r.code, v.message)] += 1
+        except Exception:  # the engine reports a rule's bug on the real launch; here it proves nothing
+            continue
+    return found
+
+
+def _unsafe(fix: Fix) -> Fix:
+    return Fix(fix.title, fix.edits, Applicability.UNSAFE, fix.followup)
+
+
+class _EditedWorkspace(Workspace):
+    """The project as it would read after the fix: edited texts first, the rest as it is."""
+
+    def __init__(self, base: Workspace, texts: dict[Path, str]) -> None:  # noqa: D107 - no super(): a view
+        self._base = base
+        self._texts = texts
+        self._sources: dict[Path, SourceText] = {}
+        self.root = base.root
+
+    def exists(self, path: Path) -> bool:
+        return normalize_path(path) in self._texts or self._base.exists(path)
+
+    def read(self, path: Path) -> SourceText | ReadFailure:
+        p = normalize_path(path)
+        if p in self._texts:
+            if p not in self._sources:
+                self._sources[p] = SourceText(p, self._texts[p])
+            return self._sources[p]
+        return self._base.read(path)
+
+    def text(self, path: Path) -> str | None:
+        r = self.read(path)
+        return r.text if isinstance(r, SourceText) else None
+
+    def resolve(self, path: Path) -> Path:
+        return self._base.resolve(path)
+
+    def repo_root(self, start: Path, fallback: Path | None = None) -> Path:
+        return self._base.repo_root(start, fallback)
+
+    def set_overlay(self, path: Path, text: str) -> None:
+        raise TypeError("a vetting view is read-only")
+
+    def drop_overlay(self, path: Path) -> None:
+        raise TypeError("a vetting view is read-only")
+
+    def invalidate(self, path: Path | None = None) -> None:
+        return None
