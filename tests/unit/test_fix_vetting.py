@@ -91,3 +91,55 @@ def test_retired_table_holds_sglangs_own_replacements(option: str, replacement: 
 def test_no_retired_flag_is_still_an_option_of_the_newest_release() -> None:
     schema = load_schema("0.5.23")
     assert not [o for o in retired_flags() if schema.exact(o) is not None]
+
+
+def _project(tmp_path: Path, files: dict[str, str]) -> Path:
+    root = tmp_path / "p"
+    (root / ".git").mkdir(parents=True)
+    for name, text in files.items():
+        (root / name).write_text(text, "utf-8")
+    return root
+
+
+def _rewrite_rule(old: str, new: str):
+    """A rule offering one safe fix: the value `old` of the first flag that has it becomes `new`."""
+    from kimi_lsp.diagnostics import Edit, Fix, Location, Severity
+    from kimi_lsp.rules._base import Violation, rule
+
+    @rule(code="KL999", name="test-rewrite", severity=Severity.WARNING)
+    def check(ctx):
+        """Test rule."""
+        for use in ctx.launch.uses:
+            for tok in use.values:
+                if tok.value == old:
+                    path = ctx.launch.config.path if use.origin == "config" else ctx.launch.command.path
+                    fix = Fix(f"{old} -> {new}", (Edit(path, tok.span, new),), Applicability.SAFE)
+                    yield Violation(Location(path, tok.span), "rewrite", fixes=(fix,))
+                    return
+
+    return check
+
+
+@pytest.mark.parametrize(
+    ("files", "new", "applicability"),
+    [
+        # a new KL203 (not an integer) in the command line: not safe
+        ({"run.sh": "python -m sglang.launch_server --model-path Qwen/Qwen3-8B --tp-size 8\n"}, "eight", Applicability.UNSAFE),
+        ({"run.sh": "python -m sglang.launch_server --model-path Qwen/Qwen3-8B --tp-size 8\n"}, "4", Applicability.SAFE),
+        # the same through the --config YAML the command loads: re-read, re-merged
+        ({"run.sh": "python -m sglang.launch_server --config serve.yaml\n",
+          "serve.yaml": "model-path: Qwen/Qwen3-8B\ntp-size: 8\n"}, "eight", Applicability.UNSAFE),
+        ({"run.sh": "python -m sglang.launch_server --config serve.yaml\n",
+          "serve.yaml": "model-path: Qwen/Qwen3-8B\ntp-size: 8\n"}, "4", Applicability.SAFE),
+    ],
+)
+def test_engine_makes_a_safe_fix_unsafe_when_it_leaves_a_new_error(
+    tmp_path: Path, files: dict[str, str], new: str, applicability: Applicability
+) -> None:
+    from kimi_lsp.rules import BY_CODE
+
+    root = _project(tmp_path, files)
+    eng = Engine(Workspace(root), rules=(_rewrite_rule("8", new), BY_CODE["KL203"]))
+    diags = [d for d in eng.lint_file(root / "run.sh").diagnostics if d.code == "KL999"]
+    assert [f.applicability for d in diags for f in d.fixes] == [applicability]
+    assert not eng.errors

@@ -59,7 +59,10 @@ def leaves_new_error(ctx: LaunchContext, fix: Fix, rules: Iterable[Rule] | None 
         return False
     rules = _enabled(ctx, rules)
     before = ctx.memo(_BEFORE, lambda: _errors(_vetting_context(ctx, ctx.launch, ctx.workspace, ctx.source), rules, ()))
-    after = _relint(ctx, fix, rules)
+    try:
+        after = _relint(ctx, fix, rules)
+    except Exception:  # a reader's bug on the edited text: the fix is not proven safe
+        return True
     if after is None:
         return True
     return bool(after - before)  # type: ignore[operator]
