@@ -70,7 +70,7 @@ def test_did_you_mean_keeps_its_edit_when_the_result_lints_clean(tmp_path: Path)
 def test_replacement_invalid_for_the_pinned_release_is_named_without_a_fix(tmp_path: Path) -> None:
     d = _on_line(tmp_path, "kl201_retired_flags", "run.sh", "--enforce-piecewise-cuda-graph")
     assert d.fixes == ()
-    assert "not valid in sglang 0.5.23" in d.message
+    assert "is not accepted by sglang 0.5.23 either" in d.message
 
 
 @pytest.mark.parametrize(

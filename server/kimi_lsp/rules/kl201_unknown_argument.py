@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from kimi_lsp.diagnostics import Applicability, Edit, Fix, Severity
+from kimi_lsp.diagnostics import Applicability, Edit, Fix, Location, Severity
 from kimi_lsp.knowledge.retired_flags import RetiredFlag, retired
 from kimi_lsp.knowledge.schema import Flag, Schema
 from kimi_lsp.launch import ArgProblem
@@ -74,9 +74,7 @@ def _cli_word(ctx: LaunchContext, prob: ArgProblem) -> Iterator[Violation]:
     )
     gone = retired(head)
     if gone is not None:
-        usable = _usable(launch.schema, gone)
-        fix = _retired_cli_fix(ctx, prob, gone) if usable else None
-        yield Violation(where, what + _retired_text(launch.schema, gone, usable), fixes=_offer(fix))
+        yield _retired(ctx, prob, gone, what, where)
         return
     if prob.kind == "ambiguous":
         yield Violation(where, what)
@@ -118,17 +116,10 @@ def _config_key(ctx: LaunchContext, prob: ArgProblem) -> Iterator[Violation]:
     gone = retired(emitted)
     if prob.kind == "ambiguous":
         message = f"Ambiguous {what} `{key}`: sglang reads `{emitted}`, which could match {_list(prob.candidates)}"
-        if gone is None:
-            yield Violation(where, message)
-            return
-        usable = _usable(launch.schema, gone)
-        fix = _retired_key_fix(ctx, prob, gone) if usable else None
-        yield Violation(where, message + _retired_text(launch.schema, gone, usable), fixes=_offer(fix))
+        yield _retired(ctx, prob, gone, message, where) if gone is not None else Violation(where, message)
         return
     if gone is not None:
-        usable = _usable(launch.schema, gone)
-        fix = _retired_key_fix(ctx, prob, gone) if usable else None
-        yield Violation(where, f"Unknown {what} `{key}`" + _retired_text(launch.schema, gone, usable), fixes=_offer(fix))
+        yield _retired(ctx, prob, gone, f"Unknown {what} `{key}`", where)
         return
     guess = launch.schema.closest(emitted)
     fixes = ()
@@ -146,38 +137,41 @@ def _list(options: tuple[str, ...]) -> str:
 # -- retired flags: sglang's own replacement -------------------------------------------------
 
 
-def _usable(schema: Schema, gone: RetiredFlag) -> bool:
-    """Whether sglang's replacement can be written for the pinned release: the flag exists, a
-    named value is among its choices, and a valued flag gets a value whose meaning carries over
-    (a rename that keeps the value, or the value sglang named)."""
-    if not gone.replacement:
-        return False
+def _blocker(schema: Schema, gone: RetiredFlag) -> str | None:
+    """Why sglang's replacement cannot be written for the pinned release (None: it can): the
+    flag must exist, a named value be among its choices, and a valued flag get a value whose
+    meaning carries over (a rename that keeps the value, or the value sglang named)."""
+    new = " ".join(gone.replacement)
     flag = schema.exact(gone.replacement[0])
     if flag is None:
-        return False
+        return f"its replacement `{new}` is not an option of sglang {schema.version} either"
     if len(gone.replacement) == 2:
         value = gone.replacement[1]
-        return flag.takes_value and (flag.choices is None or value in {str(c) for c in flag.choices})
+        if not flag.takes_value or (flag.choices is not None and value not in {str(c) for c in flag.choices}):
+            return f"its replacement `{new}` is not accepted by sglang {schema.version} either"
+        return None
     if gone.keeps_value:
-        return flag.takes_value
-    return not flag.takes_value
+        return None if flag.takes_value else f"its replacement `{new}` takes no value in sglang {schema.version}"
+    return f"sglang names `{new}`, whose value is yours to choose" if flag.takes_value else None
 
 
-def _retired_text(schema: Schema, gone: RetiredFlag, usable: bool) -> str:
+def _retired(ctx: LaunchContext, prob: ArgProblem, gone: RetiredFlag, what: str, where: Location) -> Violation:
+    schema = ctx.launch.schema
     said = f' ({gone.last_seen}: "{gone.said}")' if gone.said else ""
     # last_seen is the newest release read that has it, not necessarily the last one that did
-    text = f": sglang removed it (still in {gone.last_seen})"
+    text = f"{what}: sglang removed it (still in {gone.last_seen})"
     if not gone.replacement:
-        return f"{text}{said}"
-    new = " ".join(gone.replacement)
-    if not usable:
-        return f"{text}; its replacement `{new}` is not valid in sglang {schema.version} either{said}"
+        return Violation(where, f"{text}{said}")
+    blocker = _blocker(schema, gone)
+    if blocker is not None:
+        return Violation(where, f"{text}; {blocker}{said}")
     more = ""
     if gone.value_map:
         more = " (values renamed: " + ", ".join(f"{a} -> {b}" for a, b in gone.value_map.items()) + ")"
     elif gone.keeps_value:
         more = " (same values)"
-    return f"{text}; use `{new}`{more}{said}"
+    fix = _retired_key_fix(ctx, prob, gone) if prob.origin == "config" and prob.entry is not None and prob.token.span == prob.entry.key.span else _retired_cli_fix(ctx, prob, gone)
+    return Violation(where, f"{text}; use `{' '.join(gone.replacement)}`{more}{said}", fixes=_offer(fix))
 
 
 def _retired_cli_fix(ctx: LaunchContext, prob: ArgProblem, gone: RetiredFlag) -> Fix | None:
