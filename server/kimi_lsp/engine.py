@@ -476,13 +476,16 @@ def _unknown_why(release, workspace: Workspace) -> str:
     return f"{describe(release, workspace)}, which kimi-lsp has no argument schema for (it has {shipped[0]} to {shipped[-1]})"
 
 
+_KIND_WORDS = {"pip": "pip line", "image": "image", "lock": "lock", "manifest": "pin"}
+
+
 def _name_release(d: Diagnostic, release, workspace: Workspace) -> Diagnostic:
     """Say which release a schema diagnostic assumed and where that came from."""
     from kimi_lsp.release import describe
 
     related = d.related
     if release.location is not None and release.source_kind != "setting":
-        related = (*related, Related(release.location, f"sglang {release.version} assumed from this {release.source_kind}"))
+        related = (*related, Related(release.location, f"sglang {release.version} assumed from this {_KIND_WORDS.get(release.source_kind, release.source_kind)}"))
     return Diagnostic(d.code, f"{d.message} ({describe(release, workspace)})", d.location, d.severity, d.fixes, related, d.data)
 
 

@@ -96,6 +96,8 @@ def resolve_release(cmd: LaunchCommand, governing: Governing | None, workspace: 
         return ReleaseResolution(settings.sglang_version, "setting", "the `sglang-version` setting", loc, True)
     image = image_release(cmd, workspace)
     own = _own_pin(governing, workspace) if governing is not None else None
+    if own is None and cmd.surface in (Surface.CI_YAML, Surface.KUBERNETES, Surface.COMPOSE):
+        own = yaml_pip_release(cmd.path, workspace)
     # A Dockerfile's RUN pip, or a pod's `pip install && python -m sglang…`, runs inside the
     # image and replaces its sglang; a script's pip lines beside `docker run IMAGE` do not.
     pip_inside = cmd.surface is Surface.DOCKERFILE or (cmd.own_pins and cmd.surface is not Surface.SHELL)
@@ -293,6 +295,73 @@ def _own_pin(gov: Governing, workspace: Workspace) -> ReleaseResolution | None:
     return None
 
 
+def yaml_pip_release(path: Path, workspace: Workspace) -> ReleaseResolution | None:
+    """``pip install sglang==X`` in the shell scripts of a YAML file (a SkyPilot ``setup:``, a CI
+    step, a container's ``sh -c``). The scripts are read by the shell install reader over the
+    file's text with everything but those scalars blanked (offsets stay the file's). One release
+    installed in the file is evidence; several different ones are not (which runs is unclear)."""
+    from kimi_lsp.workspace import SourceText
+
+    src = workspace.read(path)
+    if not isinstance(src, SourceText) or "install" not in src.text or SGLANG not in src.text:
+        return None
+    masked = _scripts_only(src.text)
+    if masked is None:
+        return None
+    from kimi_lsp.pins.install_cmds import read_install_pins
+
+    pins_src = read_install_pins(SourceText(src.path, masked), "shell")
+    found = [p for p in pins_src.pins_for(SGLANG)]
+    if not found:
+        return None
+    versions = {p.version for p in found}
+    if len(versions) > 1:
+        shown = ", ".join(sorted(f"`{_pin_text(pins_src, p, workspace)}`" for p in found))
+        return unknown(f"{path.name} installs several sglang requirements ({shown})", "pip", "", Location(path, found[0].span))
+    p = found[-1]
+    if p.version:
+        return _from_pin("pip", pins_src, p, workspace)
+    shown = _pin_text(pins_src, p, workspace)
+    loc = Location(path, p.span)
+    return unknown(f"`{shown}` at {where(loc, workspace)} is a range, not one release", "pip", f"`{shown}`", loc)
+
+
+def _scripts_only(text: str) -> str | None:
+    """``text`` with every character outside literal-block (``|``) and single-line string
+    scalars replaced by a space (newlines kept)."""
+    import yaml
+
+    try:
+        docs = list(yaml.compose_all(text, Loader=yaml.SafeLoader))
+    except yaml.YAMLError:
+        return None
+    keep: list[tuple[int, int]] = []
+    stack = [d for d in docs if d is not None]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, yaml.MappingNode):
+            stack.extend(v for _, v in node.value)
+        elif isinstance(node, yaml.SequenceNode):
+            stack.extend(node.value)
+        elif isinstance(node, yaml.ScalarNode) and "install" in node.value:
+            a, b = node.start_mark.index, node.end_mark.index
+            if node.style == "|":
+                nl = text.find("\n", a)
+                if nl < 0:
+                    continue
+                keep.append((nl + 1, b))
+            elif node.style is None and "\n" not in text[a:b]:
+                keep.append((a, b))
+            elif node.style in ("'", '"') and "\n" not in text[a:b]:
+                keep.append((a + 1, b - 1))
+    if not keep:
+        return None
+    out = ["\n" if c == "\n" else " " for c in text]
+    for a, b in keep:
+        out[a:b] = text[a:b]
+    return "".join(out)
+
+
 def project_release(gov: Governing, workspace: Workspace) -> ReleaseResolution:
     for proj in gov.projects:
         for src in proj.locks:
@@ -317,7 +386,7 @@ def _from_pin(kind: str, src: PinSource, p: Pin, workspace: Workspace) -> Releas
     assert p.version is not None
     loc = Location(src.path, p.span)
     if kind == "lock":
-        text = f"{src.path.name}"
+        text = ""  # "from uv.lock:2547" says it all
     else:
         text = f"`{_pin_text(src, p, workspace)}`"
     return ReleaseResolution(p.version, kind, text, loc, True)
@@ -327,7 +396,7 @@ def _pin_text(src: PinSource, p: Pin, workspace: Workspace) -> str:
     text = workspace.text(src.path)
     if text is None or p.span.end <= p.span.start:
         return f"sglang{p.specifier}"
-    shown = " ".join(text[p.span.start : p.span.end].split())
+    shown = " ".join(text[p.span.start : p.span.end].split()).strip("\"'")
     return shown if len(shown) <= 80 else f"sglang{p.specifier}"
 
 
@@ -363,9 +432,9 @@ def where(loc: Location, workspace: Workspace) -> str:
 
 def describe(res: ReleaseResolution, workspace: Workspace) -> str:
     """"sglang 0.5.5.post3, from image `lmsysorg/sglang:v0.5.5.post3` at deploy.yaml:14"."""
-    text = f"sglang {res.version}, from {res.source_text}"
-    if res.location is not None and res.source_kind != "setting":
-        text += f" at {where(res.location, workspace)}"
-    elif res.location is not None:
-        text += f" in {where(res.location, workspace).rsplit(':', 1)[0]}"
-    return text
+    if res.location is None:
+        return f"sglang {res.version}, from {res.source_text}"
+    at = where(res.location, workspace)
+    if res.source_kind == "setting":
+        return f"sglang {res.version}, from {res.source_text} in {at.rsplit(':', 1)[0]}"
+    return f"sglang {res.version}, from {res.source_text} at {at}" if res.source_text else f"sglang {res.version}, from {at}"
