@@ -274,7 +274,7 @@ class Engine:
             return out
         agreed = {_diag_key(d) for d in dependent}
         for schema in schemas[:-1]:
-            others = self._run_rules(cmd, src, settings, result, schema, governing)
+            others = self._run_rules(cmd, src, settings, result, schema, governing, dependent_only=True)
             agreed &= {_diag_key(d) for d in others if _release_dependent(d.code)}
             if not agreed:
                 break
@@ -289,7 +289,7 @@ class Engine:
         return kept
 
     def _run_rules(self, cmd: LaunchCommand, src: SourceText, settings: Settings, result: FileResult,
-                   schema: Schema, governing) -> list[Diagnostic]:
+                   schema: Schema, governing, dependent_only: bool = False) -> list[Diagnostic]:
         ws = self.workspace
         out: list[Diagnostic] = []
         config: ConfigFile | None = None
@@ -299,6 +299,8 @@ class Engine:
         launch = resolve(cmd, schema, config)
         ctx = LaunchContext(launch, ws, settings, src, _governing_fn=governing)
         for r in self._enabled_rules(settings):
+            if dependent_only and not _release_dependent(r.code):
+                continue
             try:
                 for v in r.check(ctx):
                     out.append(self._to_diag(r, v))

@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from kimi_lsp.pins.discovery import Governing
     from kimi_lsp.pins.model import Pin, PinSource
     from kimi_lsp.surfaces.model import LaunchCommand
-    from kimi_lsp.workspace import Workspace
+    from kimi_lsp.workspace import SourceText, Workspace
 
 SGLANG = "sglang"
 # Docker Hub spells one repository several ways; any other registry may hold anything.
@@ -52,6 +52,8 @@ _RELEASE_TAG = re.compile(
 _MOVING_TAG = re.compile(r"^(?P<name>latest|dev|nightly)(?:-[a-z0-9._-]*)?$")
 _TEMPLATE = re.compile(r"\{\{-?\s*(?P<expr>.*?)\s*-?\}\}")
 _SHELL_VAR = re.compile(r"\$\{?[A-Za-z_]")
+# A line that installs sglang (cheap gate before composing a whole YAML file)
+_INSTALLS_SGLANG = re.compile(r"\binstall\b[^\n]*\bsglang\b")
 
 
 @dataclass(frozen=True)
@@ -303,8 +305,21 @@ def yaml_pip_release(path: Path, workspace: Workspace) -> ReleaseResolution | No
     from kimi_lsp.workspace import SourceText
 
     src = workspace.read(path)
-    if not isinstance(src, SourceText) or "install" not in src.text or SGLANG not in src.text:
+    if not isinstance(src, SourceText) or not _INSTALLS_SGLANG.search(src.text):
         return None
+    memo: dict = workspace.__dict__.setdefault("_kimi_lsp_yaml_pip", {})
+    hit = memo.get(path)
+    if hit is not None and hit[0] is src:  # every launch of a large manifest asks once
+        return hit[1]
+    res = _yaml_pip_release(src, workspace)
+    memo[path] = (src, res)
+    return res
+
+
+def _yaml_pip_release(src: SourceText, workspace: Workspace) -> ReleaseResolution | None:
+    from kimi_lsp.workspace import SourceText
+
+    path = src.path
     masked = _scripts_only(src.text)
     if masked is None:
         return None
