@@ -446,14 +446,19 @@ def _as_doubtful(d: Diagnostic, doubt: str) -> Diagnostic:
 
 # How many of the newest shipped releases a launch of unknown release is checked against. sglang
 # ships a release every few weeks; three cover the last two to three months, which is what a
-# deployment that pins nothing most likely runs. Pre-releases are left out: few deploy them.
+# deployment that pins nothing most likely runs. Pre-releases are left out (few deploy them), and
+# a release and its .postN fixes count once, by the newest of them.
 RECENT_RELEASES = 3
 
 
 def recent_releases() -> tuple[str, ...]:
     """The shipped releases an unknown-release launch is checked against, oldest first."""
-    finals = [v for v in shipped_versions() if not re.search(r"(a|b|rc|dev)\d*$", v)]
-    return tuple((finals or list(shipped_versions()))[-RECENT_RELEASES:])
+    newest: dict[str, str] = {}  # base release -> its newest .postN (shipped_versions is sorted)
+    for v in shipped_versions():
+        if not re.search(r"(a|b|rc|dev)\d*$", v):
+            newest[re.sub(r"\.post\d+$", "", v)] = v
+    chosen = list(newest.values()) or list(shipped_versions())
+    return tuple(chosen[-RECENT_RELEASES:])
 
 
 # KL3xx rules about pins alone (flashinfer companions, sglang's own pins): no schema involved.

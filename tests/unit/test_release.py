@@ -133,6 +133,12 @@ def test_recent_releases_are_the_newest_finals() -> None:
     assert recent[-1] == NEWEST and all(load_schema_exact(v) is not None for v in recent)
 
 
+def test_recent_releases_count_a_release_and_its_post_fixes_once(monkeypatch) -> None:
+    shipped = ("0.5.20", "0.5.21", "0.5.21.post1", "0.5.22rc0", "0.5.22", "0.5.23")
+    monkeypatch.setattr(engine_mod, "shipped_versions", lambda: shipped)
+    assert recent_releases() == ("0.5.21.post1", "0.5.22", "0.5.23")
+
+
 def test_load_schema_exact_has_no_fallback() -> None:
     assert load_schema_exact("0.3.6") is None
     assert load_schema_exact(NEWEST) is not None and load_schema_exact(NEWEST).version == NEWEST
