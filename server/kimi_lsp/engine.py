@@ -221,7 +221,7 @@ class Engine:
 
     def _lint_launch(self, cmd: LaunchCommand, src: SourceText, settings: Settings, result: FileResult) -> list[Diagnostic]:
         from kimi_lsp.pins import discovery
-        from kimi_lsp.release import image_pin_source, resolve_release
+        from kimi_lsp.release import evidence_files, image_pin_source, resolve_release
 
         ws = self.workspace
         repo_root = ws.repo_root(cmd.path.parent, None)
@@ -258,7 +258,8 @@ class Engine:
                 for s in (*proj.locks, *proj.manifests):
                     result.depends_on.add(s.path)
         if release.location is not None and release.location.path != cmd.path:
-            result.depends_on.add(release.location.path)  # Helm values.yaml / Chart.yaml
+            result.depends_on.add(release.location.path)
+        result.depends_on.update(evidence_files(cmd, ws))  # a Helm chart's values.yaml / Chart.yaml
         return out
 
     def _lint_unknown_release(self, cmd: LaunchCommand, src: SourceText, settings: Settings, result: FileResult,

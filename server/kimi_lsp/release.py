@@ -198,6 +198,15 @@ def _fill_helm(text: str, launch: Path, workspace: Workspace) -> tuple[str, Loca
     return "".join(out), where
 
 
+def evidence_files(cmd: LaunchCommand, workspace: Workspace) -> tuple[Path, ...]:
+    """Files besides the launch file that the image's release was read from (a Helm chart's
+    values.yaml and Chart.yaml): a change to them changes the launch's release."""
+    if cmd.image is None or "{{" not in cmd.image.value:
+        return ()
+    chart = _chart_dir(cmd.path, workspace)
+    return () if chart is None else (chart / "values.yaml", chart / "Chart.yaml")
+
+
 def _chart_dir(launch: Path, workspace: Workspace) -> Path | None:
     d = launch.parent
     for _ in range(4):  # templates/ and at most a few sub-folders below the chart

@@ -281,3 +281,19 @@ def test_dockerfile_installing_flashinfer_on_the_image_keeps_its_own_pin(tmp_pat
         '"--dcp-size", "8", "--attention-backend", "cutedsl_mla"]\n')
     _with_image(monkeypatch, image)
     assert "KL101" in [d.code for d in _lint(tmp_path, "Dockerfile")]
+
+
+def test_helm_chart_files_are_dependencies_of_the_launch(tmp_path: Path, monkeypatch) -> None:
+    launch = _helm_chart(tmp_path, "image:\n  repository: lmsysorg/sglang\n  tag: v0.5.22\n")
+    launch.write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: s}\nspec:\n  containers:\n    - name: s\n"
+        f'      image: "{HELM_IMAGE}"\n'
+        '      command: ["python3", "-m", "sglang.launch_server", "--model-path", "m", "--enable-hicache"]\n')
+    _with_image(monkeypatch, HELM_IMAGE)
+    eng = Engine(Workspace(tmp_path))
+    res = eng.lint_file(launch)
+    chart = tmp_path / "chart"
+    assert {chart / "values.yaml", chart / "Chart.yaml"} <= res.depends_on
+    assert [d.code for d in res.diagnostics] == ["KL201"]  # --enable-hicache: not in 0.5.22
+    assert res.diagnostics[0].message.endswith(
+        "(sglang 0.5.22, from image `lmsysorg/sglang:v0.5.22` at chart/values.yaml:3)")
