@@ -137,9 +137,24 @@ def image_release(cmd: LaunchCommand, workspace: Workspace) -> ImageRelease | No
         loc = where or loc
     if _SHELL_VAR.search(text):
         if _OFFICIAL_REPO in text.split(":")[0]:
-            return ImageRelease(True, None, text, loc, f"the tag of image `{text}` is a variable")
+            return ImageRelease(True, None, text, loc, _variable_tag_why(text, cmd, workspace))
         return None
     return parse_image(text, loc)
+
+
+def _variable_tag_why(text: str, cmd: LaunchCommand, workspace: Workspace) -> str:
+    """Why a tag written as a variable names no release; a Dockerfile ``ARG`` default is named,
+    but it stays a guess: ``docker build --build-arg`` may set any other release."""
+    from kimi_lsp.surfaces.model import Surface
+
+    m = re.search(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)", text)
+    src_text = workspace.text(cmd.path) if cmd.surface is Surface.DOCKERFILE else None
+    if m and src_text is not None:
+        arg = re.search(rf"(?im)^\s*ARG\s+{re.escape(m.group(1))}=([^\s#]+)", src_text)
+        if arg:
+            return (f"the tag comes from build argument `{m.group(1)}` (default `{arg.group(1).strip(chr(34) + chr(39))}`), "
+                    "which `docker build --build-arg` may set to another release")
+    return f"the tag of image `{text}` is a variable"
 
 
 def parse_image(ref: str, location: Location) -> ImageRelease | None:

@@ -297,3 +297,14 @@ def test_helm_chart_files_are_dependencies_of_the_launch(tmp_path: Path, monkeyp
     assert [d.code for d in res.diagnostics] == ["KL201"]  # --enable-hicache: not in 0.5.22
     assert res.diagnostics[0].message.endswith(
         "(sglang 0.5.22, from image `lmsysorg/sglang:v0.5.22` at chart/values.yaml:3)")
+
+
+def test_dockerfile_arg_tag_is_unknown_and_names_the_default(tmp_path: Path, monkeypatch) -> None:
+    image = "lmsysorg/sglang:${SGLANG_TAG}"
+    (tmp_path / "Dockerfile").write_text("ARG SGLANG_TAG=v0.5.22\n" + DOCKERFILE.format(image=image))
+    _with_image(monkeypatch, image)
+    diags = _lint(tmp_path, "Dockerfile")
+    assert [d.severity for d in diags] == [Severity.WARNING]  # only --no-such-flag: every release rejects it
+    assert diags[0].message.endswith(
+        "unknown: the tag comes from build argument `SGLANG_TAG` (default `v0.5.22`), "
+        "which `docker build --build-arg` may set to another release)")
