@@ -1,8 +1,11 @@
 """The one lint engine behind ``kimi-lsp --check`` and the language server.
 
 ``Engine.lint_file(path)`` reads the file through the workspace (editor buffers first), finds its
-launches, merges each with its ``--config`` file and the schema of the sglang release the project
-pins, runs the rules, then applies settings and suppressions. Nothing here prints or exits.
+launches, merges each with its ``--config`` file and the schema of the sglang release it runs
+(``release.resolve_release``: setting, image, pip lines, lock, manifests), runs the rules, then
+applies settings and suppressions. A launch whose release is unknown is checked against the recent
+releases and keeps only what all of them report, as warnings that say so; schema diagnostics of a
+known release name it and its evidence. Nothing here prints or exits.
 """
 from __future__ import annotations
 
@@ -140,9 +143,7 @@ class Engine:
             release = ReleaseResolution(settings.sglang_version, "setting", "", None, True)
         else:
             release = project_release(gov, self.workspace) if gov is not None else None
-        if release is None or release.version is None:
-            return load_schema(None)
-        schema = load_schema_exact(release.version) if release.version else None
+        schema = load_schema_exact(release.version) if release is not None and release.version else None
         return schema or load_schema(None)
 
     def index_config_references(self, files: Iterable[Path]) -> None:
