@@ -308,3 +308,17 @@ def test_dockerfile_arg_tag_is_unknown_and_names_the_default(tmp_path: Path, mon
     assert diags[0].message.endswith(
         "unknown: the tag comes from build argument `SGLANG_TAG` (default `v0.5.22`), "
         "which `docker build --build-arg` may set to another release)")
+
+
+def test_hover_and_completion_use_the_same_release(tmp_path: Path, monkeypatch) -> None:
+    image = "lmsysorg/sglang:v0.5.22"
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "requirements.txt").write_text("sglang==0.5.23\n")
+    (tmp_path / "Dockerfile").write_text(DOCKERFILE.format(image=image))
+    _with_image(monkeypatch, image)
+    eng = Engine(Workspace(tmp_path))
+    _, surface = eng.read_launches(tmp_path / "Dockerfile")
+    assert surface is not None
+    assert eng.schema_for_launch(tmp_path / "Dockerfile", surface.launches[0]).version == "0.5.22"
+    # without a launch (completion in a file of no launch yet): the project's pin
+    assert eng.schema_for_launch(tmp_path / "Dockerfile").version == "0.5.23"
