@@ -255,6 +255,7 @@ def test_fixing_a_config_file_referenced_by_a_launch(tmp_path, monkeypatch, caps
     (r / ".git").mkdir(parents=True)
     (r / "serve.yaml").write_text("# kimi-lsp: ignore[KL202]\nmodel-path: Qwen/Qwen3-8B\ntp_size: 2\nmem_fraction_static: 0.8\n")
     (r / "run.sh").write_text("#!/bin/bash\npython3 -m sglang.launch_server --config serve.yaml --port 30000\n")
+    (r / "requirements.txt").write_text("sglang==0.5.23\n")  # a known release: its fixes are safe
     # --diff --statistics counts what would remain after the fixes: nothing
     rc, out, err = kimi(["--check", "--diff", "--statistics", "."], r, monkeypatch, capsys)
     assert rc == 1 and "+tp-size: 2" in out

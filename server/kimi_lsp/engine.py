@@ -1,12 +1,16 @@
 """The one lint engine behind ``kimi-lsp --check`` and the language server.
 
 ``Engine.lint_file(path)`` reads the file through the workspace (editor buffers first), finds its
-launches, merges each with its ``--config`` file and the schema of the sglang release the project
-pins, runs the rules, then applies settings and suppressions. Nothing here prints or exits.
+launches, merges each with its ``--config`` file and the schema of the sglang release it runs
+(``release.resolve_release``: setting, image, pip lines, lock, manifests), runs the rules, then
+applies settings and suppressions. A launch whose release is unknown is checked against the recent
+releases and keeps only what all of them report, as warnings that say so; schema diagnostics of a
+known release name it and its evidence. Nothing here prints or exits.
 """
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -14,8 +18,8 @@ from typing import TYPE_CHECKING
 from kimi_lsp import suppression
 from kimi_lsp._record import dataclass, field
 from kimi_lsp.config import Settings, find_config_file, load_settings
-from kimi_lsp.diagnostics import Applicability, Diagnostic, Edit, Fix, Location, Severity
-from kimi_lsp.knowledge.schema import Schema, load_schema
+from kimi_lsp.diagnostics import Applicability, Diagnostic, Edit, Fix, Location, Related, Severity
+from kimi_lsp.knowledge.schema import Schema, load_schema, load_schema_exact, shipped_versions
 from kimi_lsp.launch import ResolvedLaunch, resolve, resolve_config_path
 from kimi_lsp.rules import ALL_RULES, BY_CODE, LAUNCH_RULES
 from kimi_lsp.rules._base import LaunchContext, Rule, Violation
@@ -119,19 +123,29 @@ class Engine:
         return load_schema(settings.sglang_version or sglang_version)
 
     def schema_for_launch(self, path: Path, command: LaunchCommand | None = None) -> Schema:
-        """The schema a launch in ``path`` is checked against (hover and completion use it)."""
+        """The schema a launch in ``path`` is checked against (hover and completion use it): that
+        of its resolved release when shipped, else the newest (the unknown-release check runs
+        the newest first)."""
         from kimi_lsp.pins import discovery
+        from kimi_lsp.release import ReleaseResolution, project_release, resolve_release
 
         settings = self.settings_for(path)
-        if settings.sglang_version:
-            return self.schema_for(settings, None)
-        own_kind = _own_kind(command) if command is not None else None
-        try:
-            gov = discovery.discover(path, self.workspace, self.workspace.repo_root(path.parent, None), own_kind=own_kind)
-        except Exception:  # discovery problems are reported by the lint itself
-            _log().debug("pin discovery failed for %s", path, exc_info=True)
-            return self.schema_for(settings, None)
-        return self.schema_for(settings, _pinned_sglang(gov))
+        gov = None
+        if not settings.sglang_version:
+            try:
+                repo_root = self.workspace.repo_root(path.parent, None)
+                own_kind = _own_kind(command) if command is not None else None
+                gov = discovery.discover(path, self.workspace, repo_root, own_kind=own_kind)
+            except Exception:  # hover must not fail on a broken pin file; lint reports it
+                _log().debug("pin discovery failed for %s", path, exc_info=True)
+        if command is not None:
+            release = resolve_release(command, gov, self.workspace, settings)
+        elif settings.sglang_version:
+            release = ReleaseResolution(settings.sglang_version, "setting", "", None, True)
+        else:
+            release = project_release(gov, self.workspace) if gov is not None else None
+        schema = load_schema_exact(release.version) if release is not None and release.version else None
+        return schema or load_schema(None)
 
     def index_config_references(self, files: Iterable[Path]) -> None:
         """Record which YAML files a launch among ``files`` passes with ``--config``: such a
@@ -209,20 +223,77 @@ class Engine:
 
     def _lint_launch(self, cmd: LaunchCommand, src: SourceText, settings: Settings, result: FileResult) -> list[Diagnostic]:
         from kimi_lsp.pins import discovery
+        from kimi_lsp.release import evidence_files, image_pin_source, resolve_release
 
         ws = self.workspace
         repo_root = ws.repo_root(cmd.path.parent, None)
         own_kind = _own_kind(cmd)
+        discovered_box: list = []
 
+        def discovered():
+            if not discovered_box:
+                discovered_box.append(discovery.discover(cmd.path, ws, repo_root, own_kind=own_kind))
+            return discovered_box[0]
+
+        release = resolve_release(cmd, None if settings.sglang_version else discovered(), ws, settings)
+        image_pins = image_pin_source(release, cmd.path)
         governing_box: list = []
 
         def governing():
             if not governing_box:
-                governing_box.append(discovery.discover(cmd.path, ws, repo_root, own_kind=own_kind))
+                governing_box.append(_with_image_pins(discovered(), image_pins))
             return governing_box[0]
 
-        sglang_version = None if settings.sglang_version else _pinned_sglang(governing())
-        schema = self.schema_for(settings, sglang_version)
+        schema = load_schema_exact(release.version) if release.version else None
+        if schema is not None:
+            out = self._run_rules(cmd, src, settings, result, schema, governing)
+            out = [_name_release(d, release, ws) if _release_dependent(d.code) else d for d in out]
+        else:
+            out = self._lint_unknown_release(cmd, src, settings, result, governing, _unknown_why(release, ws))
+        if cmd.doubt is not None:
+            out = [_as_doubtful(d, cmd.doubt) for d in out]
+        if discovered_box:
+            gov = discovered_box[0]
+            for s in gov.own:
+                result.depends_on.add(s.path)
+            for proj in gov.projects:
+                for s in (*proj.locks, *proj.manifests):
+                    result.depends_on.add(s.path)
+        if release.location is not None and release.location.path != cmd.path:
+            result.depends_on.add(release.location.path)
+        result.depends_on.update(evidence_files(cmd, ws))  # a Helm chart's values.yaml / Chart.yaml
+        return out
+
+    def _lint_unknown_release(self, cmd: LaunchCommand, src: SourceText, settings: Settings, result: FileResult,
+                              governing, why: str) -> list[Diagnostic]:
+        """No release is known: report a schema problem only when every recent release gives it
+        (same code, same place), as a warning without a safe fix, saying so. The newest release
+        runs first; the others only when it found something release-dependent."""
+        schemas = [load_schema(v) for v in recent_releases()]
+        newest = schemas[-1]
+        out = self._run_rules(cmd, src, settings, result, newest, governing)
+        dependent = [d for d in out if _release_dependent(d.code)]
+        if not dependent:
+            return out
+        agreed = {_diag_key(d) for d in dependent}
+        for schema in schemas[:-1]:
+            others = self._run_rules(cmd, src, settings, result, schema, governing, dependent_only=True)
+            agreed &= {_diag_key(d) for d in others if _release_dependent(d.code)}
+            if not agreed:
+                break
+        span = f"{schemas[0].version} to {newest.version}" if len(schemas) > 1 else newest.version
+        note = f"in every sglang release from {span}; the release that runs this launch is unknown: {why}"
+        kept: list[Diagnostic] = []
+        for d in out:
+            if not _release_dependent(d.code):
+                kept.append(d)
+            elif _diag_key(d) in agreed:
+                kept.append(_as_guess(d, note))
+        return kept
+
+    def _run_rules(self, cmd: LaunchCommand, src: SourceText, settings: Settings, result: FileResult,
+                   schema: Schema, governing, dependent_only: bool = False) -> list[Diagnostic]:
+        ws = self.workspace
         out: list[Diagnostic] = []
         config: ConfigFile | None = None
         if cmd.entry in (Entry.LAUNCH_SERVER, Entry.SERVE):
@@ -231,6 +302,8 @@ class Engine:
         launch = resolve(cmd, schema, config)
         ctx = LaunchContext(launch, ws, settings, src, _governing_fn=governing)
         for r in self._enabled_rules(settings):
+            if dependent_only and not _release_dependent(r.code):
+                continue
             try:
                 for v in r.check(ctx):
                     out.append(self._to_diag(r, v))
@@ -241,15 +314,6 @@ class Engine:
                 _log().error(msg)
                 self.errors.append(msg)
         out = vet_safe_fixes(ctx, out, self._enabled_rules(settings))  # a safe fix leaves no new error
-        if cmd.doubt is not None:
-            out = [_as_doubtful(d, cmd.doubt) for d in out]
-        if governing_box:
-            gov = governing_box[0]
-            for s in gov.own:
-                result.depends_on.add(s.path)
-            for proj in gov.projects:
-                for s in (*proj.locks, *proj.manifests):
-                    result.depends_on.add(s.path)
         return out
 
     def _enabled_rules(self, settings: Settings) -> tuple[Rule, ...]:
@@ -384,23 +448,86 @@ def _as_doubtful(d: Diagnostic, doubt: str) -> Diagnostic:
     return Diagnostic(d.code, f"{d.message} ({doubt})", d.location, Severity.WARNING, fixes, d.related, d.data)
 
 
+# How many of the newest shipped releases a launch of unknown release is checked against. sglang
+# ships a release every few weeks; three cover the last two to three months, which is what a
+# deployment that pins nothing most likely runs. Pre-releases are left out (few deploy them), and
+# a release and its .postN fixes count once, by the newest of them.
+RECENT_RELEASES = 3
+
+
+def recent_releases() -> tuple[str, ...]:
+    """The shipped releases an unknown-release launch is checked against, oldest first."""
+    newest: dict[str, str] = {}  # base release -> its newest .postN (shipped_versions is sorted)
+    for v in shipped_versions():
+        if not re.search(r"(a|b|rc|dev)\d*$", v):
+            newest[re.sub(r"\.post\d+$", "", v)] = v
+    chosen = list(newest.values()) or list(shipped_versions())
+    return tuple(chosen[-RECENT_RELEASES:])
+
+
+# KL3xx rules about pins alone (flashinfer companions, sglang's own pins): no schema involved.
+_PIN_ONLY = frozenset({"KL328", "KL329"})
+
+
+def _release_dependent(code: str) -> bool:
+    """Argument-schema (KL2xx) and cross-argument (KL3xx) checks read the release's schema."""
+    return code.startswith(("KL2", "KL3")) and code not in _PIN_ONLY
+
+
+def _diag_key(d: Diagnostic) -> tuple:
+    return (d.code, d.location.path, d.location.span)
+
+
+def _unknown_why(release, workspace: Workspace) -> str:
+    from kimi_lsp.release import describe
+
+    if release.version is None:
+        return release.why or "no image tag, pip line, lock or manifest names it"
+    shipped = shipped_versions()
+    return f"{describe(release, workspace)}, which kimi-lsp has no argument schema for (it has {shipped[0]} to {shipped[-1]})"
+
+
+_KIND_WORDS = {"pip": "pip line", "image": "image", "lock": "lock", "manifest": "pin"}
+
+
+def _name_release(d: Diagnostic, release, workspace: Workspace) -> Diagnostic:
+    """Say which release a schema diagnostic assumed and where that came from."""
+    from kimi_lsp.release import describe
+
+    related = d.related
+    if release.location is not None and release.source_kind != "setting":
+        related = (*related, Related(release.location, f"sglang {release.version} assumed from this {_KIND_WORDS.get(release.source_kind, release.source_kind)}"))
+    return Diagnostic(d.code, f"{d.message} ({describe(release, workspace)})", d.location, d.severity, d.fixes, related, d.data)
+
+
+def _as_guess(d: Diagnostic, note: str) -> Diagnostic:
+    """A diagnostic that holds in every recent release but not for a known one: at most a
+    warning, the doubt named, no safe fix."""
+    fixes = tuple(
+        Fix(f.title, f.edits, Applicability.UNSAFE, f.followup) if f.applicability is Applicability.SAFE else f
+        for f in d.fixes
+    )
+    sev = Severity.WARNING if d.severity.rank > Severity.WARNING.rank else d.severity
+    return Diagnostic(d.code, f"{d.message} ({note})", d.location, sev, fixes, d.related, d.data)
+
+
+def _with_image_pins(gov, image_pins):
+    """The official image's own pins govern before the repository's: a requirements file the
+    container never installs does not govern it. A launch file that installs sglang or
+    flashinfer-python itself keeps its own pins (they replace the image's)."""
+    if image_pins is None:
+        return gov
+    from kimi_lsp.pins.discovery import Governing
+
+    if any(s.pins_for("sglang") or s.pins_for("flashinfer-python") for s in gov.own):
+        return gov
+    return Governing((image_pins, *gov.own), (), gov.searched)
+
+
 def _with_severity(d: Diagnostic, sev: Severity) -> Diagnostic:
     if sev == d.severity:
         return d
     return Diagnostic(d.code, d.message, d.location, sev, d.fixes, d.related, d.data)
-
-
-def _pinned_sglang(gov) -> str | None:
-    for src in gov.own:
-        for p in src.pins_for("sglang"):
-            if p.version:
-                return p.version
-    for proj in gov.projects:
-        for src in (*proj.locks, *proj.manifests):
-            for p in src.pins_for("sglang"):
-                if p.version:
-                    return p.version
-    return None
 
 
 LAUNCH_SUFFIXES = {".yaml", ".yml", ".toml", ".sh", ".bash", ".zsh", ".ksh", ".sbatch", ".slurm", ".pbs"}

@@ -325,6 +325,11 @@ def load_schema(version: str | None = None) -> Schema:
     return _load(_resolve_version(version))
 
 
+def load_schema_exact(version: str) -> Schema | None:
+    """The schema of exactly `version`; None when no data file ships for it (no fallback)."""
+    return _load(version) if version in shipped_versions() else None
+
+
 @functools.cache
 def _load(version: str) -> Schema:
     with open(os.path.join(DATA_DIR, f"{_PREFIX}{version}{_SUFFIX}"), encoding="utf-8") as fh:

@@ -1,0 +1,479 @@
+"""Which sglang release runs a launch, and the evidence for it.
+
+Real deployments run many releases and say which one in places a pip pin never is: the container
+image that runs the launch (``FROM lmsysorg/sglang:v0.5.5.post3``, a Kubernetes/compose
+``image:``, a Helm chart's ``image.tag``), a ``pip install sglang==X`` in the launch file itself,
+the project's lock, its manifests. ``resolve_release`` reads them nearest and most specific first:
+
+1. the ``sglang-version`` setting (the user said so);
+2. the image that runs the launch, when it is sglang's official image and its tag names a
+   release (``v0.5.5.post3``, ``v0.5.5-cu129``, ``v0.4.6.post4-cu124``, ``v0.5.2rc2-cu126-b200``).
+   A Dockerfile's own ``pip install sglang==X`` runs after its ``FROM`` inside the same image, so
+   there the pip line wins over the base image; elsewhere (``docker run`` in a script, a pod) the
+   file's pip lines run outside the container and the image wins;
+3. the launch file's own pip lines;
+4. the nearest project's lock, then its manifests (a range decides nothing unless a lock does).
+
+What is not evidence is never a guess: a moving tag (``latest``, ``dev``, ``nightly-…``), a bare
+digest, a template we cannot resolve from literal chart values, or a range gives an *unknown*
+release with the reason, and the engine then reports only what every recent release agrees on.
+Another image (a fork, a custom build, another engine's image) says nothing about sglang: the
+pins are read as if it were absent.
+
+The image tag scheme is that of sglang's release workflows: ``v{version}`` optionally followed by
+``-{variant}`` words (CUDA/ROCm/platform: ``cu129``, ``cu124``, ``rocm630``, ``b200``, ``srt``,
+``amd64``); ``latest[-variant]`` and ``dev[-variant]`` follow main; ``nightly-dev-{date}-{sha}``
+are nightly builds of main.
+"""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from kimi_lsp._record import dataclass
+from kimi_lsp.diagnostics import Location
+from kimi_lsp.text import Located, Span
+
+if TYPE_CHECKING:
+    from kimi_lsp.config import Settings
+    from kimi_lsp.pins.discovery import Governing
+    from kimi_lsp.pins.model import Pin, PinSource
+    from kimi_lsp.surfaces.model import LaunchCommand
+    from kimi_lsp.workspace import SourceText, Workspace
+
+SGLANG = "sglang"
+# Docker Hub spells one repository several ways; any other registry may hold anything.
+_HUB_HOSTS = ("docker.io/", "index.docker.io/", "registry-1.docker.io/", "registry.hub.docker.com/")
+_OFFICIAL_REPO = "lmsysorg/sglang"
+_RELEASE_TAG = re.compile(
+    r"^v(?P<version>\d+(?:\.\d+){1,3}(?:(?:a|b|rc)\d+)?(?:\.post\d+)?)(?:-(?P<variant>[a-z0-9][a-z0-9._-]*))?$"
+)
+_MOVING_TAG = re.compile(r"^(?P<name>latest|dev|nightly)(?:-[a-z0-9._-]*)?$")
+_TEMPLATE = re.compile(r"\{\{-?\s*(?P<expr>.*?)\s*-?\}\}")
+_SHELL_VAR = re.compile(r"\$\{?[A-Za-z_]")
+# A line that installs sglang (cheap gate before composing a whole YAML file)
+_INSTALLS_SGLANG = re.compile(r"\binstall\b[^\n]*\bsglang\b")
+
+
+@dataclass(frozen=True)
+class ReleaseResolution:
+    """The sglang release a launch runs with. ``version`` is set only when the evidence names
+    one release exactly; ``why`` says, when it does not, what was found instead."""
+
+    version: str | None
+    source_kind: str  # "setting" | "image" | "pip" | "lock" | "manifest" | "none"
+    source_text: str  # e.g. "image `lmsysorg/sglang:v0.5.5.post3`"; "" when nothing was found
+    location: Location | None  # where the evidence is written
+    exact: bool
+    why: str = ""  # for an unknown release: the reason, in words
+    # The launch runs inside sglang's official image of exactly ``version``: that image's own
+    # flashinfer pin governs it (unless the Dockerfile installs another one).
+    from_image: bool = False
+
+
+@dataclass(frozen=True)
+class ImageRelease:
+    """What an image reference says about sglang."""
+
+    official: bool  # sglang's official image (its tag may still name no release)
+    version: str | None
+    shown: str  # the reference with templates filled in, for messages
+    location: Location
+    why: str = ""  # official but no release: why
+
+
+def unknown(why: str, source_kind: str = "none", source_text: str = "", location: Location | None = None) -> ReleaseResolution:
+    return ReleaseResolution(None, source_kind, source_text, location, False, why)
+
+
+def resolve_release(cmd: LaunchCommand, governing: Governing | None, workspace: Workspace, settings: Settings) -> ReleaseResolution:
+    """The release of ``cmd`` from the setting, its image, its own pip lines, then the nearest
+    project's lock and manifests (module docstring). ``governing`` may be None when the caller
+    has not discovered pins (then only the setting and the image count)."""
+    from kimi_lsp.surfaces.model import Surface
+
+    if settings.sglang_version:
+        loc = Location(settings.source, Span(0, 0)) if settings.source is not None else None
+        return ReleaseResolution(settings.sglang_version, "setting", "the `sglang-version` setting", loc, True)
+    image = image_release(cmd, workspace)
+    own = _own_pin(governing, workspace) if governing is not None else None
+    if own is None and cmd.surface in (Surface.CI_YAML, Surface.KUBERNETES, Surface.COMPOSE):
+        own = yaml_pip_release(cmd.path, workspace)
+    # A Dockerfile's RUN pip, or a pod's `pip install && python -m sglang…`, runs inside the
+    # image and replaces its sglang; a script's pip lines beside `docker run IMAGE` do not.
+    pip_inside = cmd.surface is Surface.DOCKERFILE or (cmd.own_pins and cmd.surface is not Surface.SHELL)
+    if own is not None and pip_inside:
+        return own
+    if image is not None and image.official:
+        if image.version is None:
+            return unknown(image.why, "image", f"image `{image.shown}`", image.location)
+        return ReleaseResolution(image.version, "image", f"image `{image.shown}`", image.location, True, from_image=True)
+    if own is not None:
+        return own
+    if governing is None:
+        return unknown("no image tag, pip line, lock or manifest names it")
+    return project_release(governing, workspace)
+
+
+# -- images ------------------------------------------------------------------------------------
+
+
+def image_release(cmd: LaunchCommand, workspace: Workspace) -> ImageRelease | None:
+    """What the image running ``cmd`` says about sglang; None when there is no image or it is
+    not sglang's official one (then it is no evidence either way)."""
+    img = cmd.image
+    if img is None:
+        return None
+    loc = Location(cmd.path, img.span)
+    text = img.value.strip().strip("\"'")
+    if "{{" in text:
+        filled = _fill_helm(text, cmd.path, workspace)
+        if filled is None:
+            if _OFFICIAL_REPO in text:
+                return ImageRelease(True, None, text, loc, f"image `{text}` is a template whose chart values are not literals")
+            return None
+        text, where = filled
+        loc = where or loc
+    if _SHELL_VAR.search(text):
+        if _OFFICIAL_REPO in text.split(":")[0]:
+            return ImageRelease(True, None, text, loc, _variable_tag_why(text, cmd, workspace))
+        return None
+    return parse_image(text, loc)
+
+
+def _variable_tag_why(text: str, cmd: LaunchCommand, workspace: Workspace) -> str:
+    """Why a tag written as a variable names no release; a Dockerfile ``ARG`` default is named,
+    but it stays a guess: ``docker build --build-arg`` may set any other release."""
+    from kimi_lsp.surfaces.model import Surface
+
+    m = re.search(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)", text)
+    src_text = workspace.text(cmd.path) if cmd.surface is Surface.DOCKERFILE else None
+    if m and src_text is not None:
+        arg = re.search(rf"(?im)^\s*ARG\s+{re.escape(m.group(1))}=([^\s#]+)", src_text)
+        if arg:
+            return (f"the tag comes from build argument `{m.group(1)}` (default `{arg.group(1).strip(chr(34) + chr(39))}`), "
+                    "which `docker build --build-arg` may set to another release")
+    return f"the tag of image `{text}` is a variable"
+
+
+def parse_image(ref: str, location: Location) -> ImageRelease | None:
+    """Parse one image reference (``[registry/]lmsysorg/sglang[:tag][@digest]``)."""
+    name, _, digest = ref.partition("@")
+    repo, tag = name, ""
+    slash = name.rfind("/")
+    colon = name.rfind(":")
+    if colon > slash:
+        repo, tag = name[:colon], name[colon + 1 :]
+    low = repo.lower()
+    for host in _HUB_HOSTS:
+        if low.startswith(host):
+            low = low[len(host) :]
+            break
+    if low != _OFFICIAL_REPO:
+        return None
+    if not tag:
+        if digest:
+            return ImageRelease(True, None, ref, location, f"image `{ref}` is pinned by digest only, which names no release")
+        return ImageRelease(True, None, ref, location, f"image `{ref}` has no tag, so it is `latest`, a moving tag")
+    m = _RELEASE_TAG.match(tag)
+    if m:
+        return ImageRelease(True, m.group("version"), ref, location)
+    moving = _MOVING_TAG.match(tag)
+    if moving:
+        kind = "a nightly build of main" if moving.group("name") == "nightly" else "a moving tag that follows main"
+        return ImageRelease(True, None, ref, location, f"image tag `{tag}` is {kind}")
+    return ImageRelease(True, None, ref, location, f"image tag `{tag}` names no sglang release")
+
+
+# -- Helm ------------------------------------------------------------------------------------
+
+
+def _fill_helm(text: str, launch: Path, workspace: Workspace) -> tuple[str, Location | None] | None:
+    """``text`` with each ``{{ … }}`` replaced from the chart's values.yaml / Chart.yaml; None
+    when the launch is in no chart or an expression is not a literal we can read. The location
+    returned is that of the value that supplied the tag (the last template filled)."""
+    chart = _chart_dir(launch, workspace)
+    if chart is None:
+        return None
+    values = _yaml_doc(chart / "values.yaml", workspace)
+    meta = _yaml_doc(chart / "Chart.yaml", workspace)
+    where: Location | None = None
+    out: list[str] = []
+    pos = 0
+    for m in _TEMPLATE.finditer(text):
+        got = _eval_helm(m.group("expr"), chart, values, meta)
+        if got is None:
+            return None
+        out.append(text[pos : m.start()])
+        out.append(got[0])
+        where = got[1] or where
+        pos = m.end()
+    out.append(text[pos:])
+    return "".join(out), where
+
+
+def evidence_files(cmd: LaunchCommand, workspace: Workspace) -> tuple[Path, ...]:
+    """Files besides the launch file that the image's release was read from (a Helm chart's
+    values.yaml and Chart.yaml): a change to them changes the launch's release."""
+    if cmd.image is None or "{{" not in cmd.image.value:
+        return ()
+    chart = _chart_dir(cmd.path, workspace)
+    return () if chart is None else (chart / "values.yaml", chart / "Chart.yaml")
+
+
+def _chart_dir(launch: Path, workspace: Workspace) -> Path | None:
+    d = launch.parent
+    for _ in range(4):  # templates/ and at most a few sub-folders below the chart
+        if workspace.exists(d / "Chart.yaml"):
+            return d
+        if d.parent == d:
+            break
+        d = d.parent
+    return None
+
+
+def _yaml_doc(path: Path, workspace: Workspace) -> tuple[Path, Any] | None:
+    from kimi_lsp.workspace import SourceText
+
+    src = workspace.read(path)
+    if not isinstance(src, SourceText):
+        return None
+    import yaml
+
+    try:
+        node = yaml.compose(src.text, Loader=yaml.SafeLoader)
+    except yaml.YAMLError:
+        return None
+    return (path, node) if node is not None else None
+
+
+def _eval_helm(expr: str, chart: Path, values: tuple[Path, Any] | None, meta: tuple[Path, Any] | None) -> tuple[str, Location | None] | None:
+    """One template expression: a ``.Values`` / ``.Chart`` path or a quoted literal, optionally
+    piped through ``default X``; anything else (functions, conditionals) is not read."""
+    parts = [p.strip() for p in expr.split("|")]
+    value = _helm_term(parts[0], values, meta)
+    for pipe in parts[1:]:
+        words = pipe.split(None, 1)
+        if words[:1] == ["default"] and len(words) == 2:
+            if value is None or value[0] == "":
+                value = _helm_term(words[1], values, meta)
+        else:
+            return None
+    return value
+
+
+def _helm_term(term: str, values: tuple[Path, Any] | None, meta: tuple[Path, Any] | None) -> tuple[str, Location | None] | None:
+    if len(term) >= 2 and term[0] == term[-1] == '"':
+        return term[1:-1], None
+    for prefix, doc, keys in ((".Values.", values, None), (".Chart.", meta, {"AppVersion": "appVersion", "Version": "version"})):
+        if not term.startswith(prefix):
+            continue
+        if doc is None:
+            return None
+        path = term[len(prefix) :].split(".")
+        if keys is not None:
+            path = [keys.get(path[0], path[0])] if len(path) == 1 else path
+        return _yaml_scalar(doc, path)
+    return None
+
+
+def _yaml_scalar(doc: tuple[Path, Any], keys: list[str]) -> tuple[str, Location | None] | None:
+    import yaml
+
+    path, node = doc
+    for key in keys:
+        if not isinstance(node, yaml.MappingNode):
+            return None
+        nxt = None
+        for k, v in node.value:
+            if isinstance(k, yaml.ScalarNode) and k.value == key:
+                nxt = v
+        if nxt is None:
+            return ("", None)  # an absent value: `default` may supply one
+        node = nxt
+    if not isinstance(node, yaml.ScalarNode):
+        return None
+    return str(node.value), Location(path, Span(node.start_mark.index, node.end_mark.index))
+
+
+# -- pins ------------------------------------------------------------------------------------
+
+
+def _own_pin(gov: Governing, workspace: Workspace) -> ReleaseResolution | None:
+    """The last exact ``sglang`` pin among the launch file's own installs (a Dockerfile's last
+    install wins in its image); a range there is an unknown release unless nothing else speaks."""
+    exact: tuple[PinSource, Pin] | None = None
+    ranged: tuple[PinSource, Pin] | None = None
+    for src in gov.own:
+        for p in src.pins_for(SGLANG):
+            if p.version:
+                exact = (src, p)
+            else:
+                ranged = (src, p)
+    if exact is not None:
+        return _from_pin("pip", *exact, workspace)
+    if ranged is not None:
+        src, p = ranged
+        shown = _pin_text(src, p, workspace)
+        return unknown(f"`{shown}` at {where(Location(src.path, p.span), workspace)} is a range, not one release",
+                       "pip", f"`{shown}`", Location(src.path, p.span))
+    return None
+
+
+def yaml_pip_release(path: Path, workspace: Workspace) -> ReleaseResolution | None:
+    """``pip install sglang==X`` in the shell scripts of a YAML file (a SkyPilot ``setup:``, a CI
+    step, a container's ``sh -c``). The scripts are read by the shell install reader over the
+    file's text with everything but those scalars blanked (offsets stay the file's). One release
+    installed in the file is evidence; several different ones are not (which runs is unclear)."""
+    from kimi_lsp.workspace import SourceText
+
+    src = workspace.read(path)
+    if not isinstance(src, SourceText) or not _INSTALLS_SGLANG.search(src.text):
+        return None
+    memo: dict = workspace.__dict__.setdefault("_kimi_lsp_yaml_pip", {})
+    hit = memo.get(path)
+    if hit is not None and hit[0] is src:  # every launch of a large manifest asks once
+        return hit[1]
+    res = _yaml_pip_release(src, workspace)
+    memo[path] = (src, res)
+    return res
+
+
+def _yaml_pip_release(src: SourceText, workspace: Workspace) -> ReleaseResolution | None:
+    from kimi_lsp.workspace import SourceText
+
+    path = src.path
+    masked = _scripts_only(src.text)
+    if masked is None:
+        return None
+    from kimi_lsp.pins.install_cmds import read_install_pins
+
+    pins_src = read_install_pins(SourceText(src.path, masked), "shell")
+    found = [p for p in pins_src.pins_for(SGLANG)]
+    if not found:
+        return None
+    versions = {p.version for p in found}
+    if len(versions) > 1:
+        shown = ", ".join(sorted(f"`{_pin_text(pins_src, p, workspace)}`" for p in found))
+        return unknown(f"{path.name} installs several sglang requirements ({shown})", "pip", "", Location(path, found[0].span))
+    p = found[-1]
+    if p.version:
+        return _from_pin("pip", pins_src, p, workspace)
+    shown = _pin_text(pins_src, p, workspace)
+    loc = Location(path, p.span)
+    return unknown(f"`{shown}` at {where(loc, workspace)} is a range, not one release", "pip", f"`{shown}`", loc)
+
+
+def _scripts_only(text: str) -> str | None:
+    """``text`` with every character outside literal-block (``|``) and single-line string
+    scalars replaced by a space (newlines kept)."""
+    import yaml
+
+    try:
+        docs = list(yaml.compose_all(text, Loader=yaml.SafeLoader))
+    except yaml.YAMLError:
+        return None
+    keep: list[tuple[int, int]] = []
+    stack = [d for d in docs if d is not None]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, yaml.MappingNode):
+            stack.extend(v for _, v in node.value)
+        elif isinstance(node, yaml.SequenceNode):
+            stack.extend(node.value)
+        elif isinstance(node, yaml.ScalarNode) and "install" in node.value:
+            a, b = node.start_mark.index, node.end_mark.index
+            if node.style == "|":
+                nl = text.find("\n", a)
+                if nl < 0:
+                    continue
+                keep.append((nl + 1, b))
+            elif node.style is None and "\n" not in text[a:b]:
+                keep.append((a, b))
+            elif node.style in ("'", '"') and "\n" not in text[a:b]:
+                keep.append((a + 1, b - 1))
+    if not keep:
+        return None
+    out = ["\n" if c == "\n" else " " for c in text]
+    for a, b in keep:
+        out[a:b] = text[a:b]
+    return "".join(out)
+
+
+def project_release(gov: Governing, workspace: Workspace) -> ReleaseResolution:
+    for proj in gov.projects:
+        for src in proj.locks:
+            for p in src.pins_for(SGLANG):
+                if p.version:
+                    return _from_pin("lock", src, p, workspace)
+        ranged = None
+        for src in proj.manifests:
+            for p in src.pins_for(SGLANG):
+                if p.version:
+                    return _from_pin("manifest", src, p, workspace)
+                ranged = ranged or (src, p)
+        if ranged is not None:
+            src, p = ranged
+            shown = _pin_text(src, p, workspace)
+            loc = Location(src.path, p.span)
+            return unknown(f"`{shown}` at {where(loc, workspace)} is a range and no lock decides it", "manifest", f"`{shown}`", loc)
+    return unknown("no image tag, pip line, lock or manifest names it")
+
+
+def _from_pin(kind: str, src: PinSource, p: Pin, workspace: Workspace) -> ReleaseResolution:
+    assert p.version is not None
+    loc = Location(src.path, p.span)
+    if kind == "lock":
+        text = ""  # "from uv.lock:2547" says it all
+    else:
+        text = f"`{_pin_text(src, p, workspace)}`"
+    return ReleaseResolution(p.version, kind, text, loc, True)
+
+
+def _pin_text(src: PinSource, p: Pin, workspace: Workspace) -> str:
+    text = workspace.text(src.path)
+    if text is None or p.span.end <= p.span.start:
+        return f"sglang{p.specifier}"
+    shown = " ".join(text[p.span.start : p.span.end].split()).strip("\"'")
+    return shown if len(shown) <= 80 else f"sglang{p.specifier}"
+
+
+def image_pin_source(res: ReleaseResolution, launch: Path) -> PinSource | None:
+    """The official image's sglang, as a pin source that governs the launch before any other
+    (its flashinfer-python is the one that release pins); None unless the launch runs in one."""
+    from kimi_lsp.pins.model import Pin, PinSource
+
+    if not res.from_image or res.version is None or res.location is None:
+        return None
+    span = res.location.span
+    pin = Pin(SGLANG, Located(SGLANG, span), f"=={res.version}", res.version, span, None)
+    return PinSource(res.location.path, "image", False, (pin,))
+
+
+# -- wording ---------------------------------------------------------------------------------
+
+
+def where(loc: Location, workspace: Workspace) -> str:
+    """``path:line`` of an evidence location, the path relative to the workspace root."""
+    from kimi_lsp.workspace import SourceText
+
+    root = workspace.root
+    try:
+        rel = loc.path.relative_to(root).as_posix() if root is not None else loc.path.name
+    except ValueError:
+        rel = loc.path.name
+    src = workspace.read(loc.path)
+    if not isinstance(src, SourceText):
+        return rel
+    return f"{rel}:{src.lines.line_of(loc.span.start) + 1}"
+
+
+def describe(res: ReleaseResolution, workspace: Workspace) -> str:
+    """"sglang 0.5.5.post3, from image `lmsysorg/sglang:v0.5.5.post3` at deploy.yaml:14"."""
+    if res.location is None:
+        return f"sglang {res.version}, from {res.source_text}"
+    at = where(res.location, workspace)
+    if res.source_kind == "setting":
+        return f"sglang {res.version}, from {res.source_text} in {at.rsplit(':', 1)[0]}"
+    return f"sglang {res.version}, from {res.source_text} at {at}" if res.source_text else f"sglang {res.version}, from {at}"
