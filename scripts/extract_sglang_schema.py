@@ -89,7 +89,12 @@ class Module:
     imports: dict[str, tuple[str, str | None]] = field(default_factory=dict)  # alias -> (module, name)
     classes: dict[str, ast.ClassDef] = field(default_factory=dict)
     functions: dict[str, ast.FunctionDef] = field(default_factory=dict)
+    star_imports: list[str] = field(default_factory=list)  # `from M import *`, in order
 
+
+# Standard-library constants that appear as defaults; the values are those of the 64-bit
+# CPython sglang runs on.
+STDLIB_CONSTANTS: dict[str, Any] = {"sys.maxsize": 2**63 - 1}
 
 BUILTIN_TYPES = {"str", "int", "float", "bool", "list", "dict", "tuple", "set", "frozenset"}
 
@@ -134,7 +139,10 @@ class Wheel:
                 elif isinstance(sub, ast.ImportFrom):
                     src = _absolute(sub, pkg)
                     for alias in sub.names:
-                        mod.imports[alias.asname or alias.name] = (src, alias.name)
+                        if alias.name == "*":
+                            mod.star_imports.append(src)
+                        else:
+                            mod.imports[alias.asname or alias.name] = (src, alias.name)
                 elif isinstance(sub, ast.Import):
                     for alias in sub.names:
                         if alias.asname:
@@ -176,6 +184,11 @@ class Wheel:
             if sub is not None and self.module(src) is not None and orig not in self.module(src).assigns:
                 return Ref("module", f"{src}.{orig}")
             return self.lookup(src, orig)
+        for src in reversed(mod.star_imports):  # the last star import that defines it wins
+            star = self.module(src)
+            if star is not None and (name in star.assigns or name in star.classes or name in star.functions
+                                     or name in star.imports):
+                return self.lookup(src, name)
         if name in BUILTIN_TYPES:
             return Ref("type", name)
         raise Unresolvable(f"{modname}.{name}")
@@ -244,11 +257,19 @@ class Wheel:
         if isinstance(node, ast.Constant):
             return node.value
         if isinstance(node, ast.List):
-            return [ev(e) for e in node.elts]
+            return self._elements(node.elts, mod, scope)
         if isinstance(node, ast.Tuple):
-            return tuple(ev(e) for e in node.elts)
+            return tuple(self._elements(node.elts, mod, scope))
         if isinstance(node, ast.Set):
-            return {ev(e) for e in node.elts}
+            return set(self._elements(node.elts, mod, scope))
+        if isinstance(node, ast.Subscript):  # `CHOICES[0]` as a default
+            base, index = ev(node.value), ev(node.slice)
+            if isinstance(base, (list, tuple, dict, str)) and isinstance(index, (int, str)):
+                try:
+                    return base[index]
+                except (IndexError, KeyError, TypeError) as err:
+                    raise Unresolvable(f"subscript {err}") from None
+            raise Unresolvable("subscript of a runtime value")
         if isinstance(node, ast.Dict):
             if any(k is None for k in node.keys):
                 raise Unresolvable("dict unpacking")
@@ -294,6 +315,15 @@ class Wheel:
             return out
         raise Unresolvable(ast.dump(node)[:80])
 
+    def _elements(self, elts: list[ast.expr], mod: Module, scope: dict[str, Any]) -> list[Any]:
+        out: list[Any] = []
+        for e in elts:
+            if isinstance(e, ast.Starred):  # `[*QUANTIZATION_CHOICES, "x"]`
+                out.extend(self._iterate(self.eval(e.value, mod, scope)))
+            else:
+                out.append(self.eval(e, mod, scope))
+        return out
+
     def _fstring_part(self, node: ast.expr, mod: Module, scope: dict[str, Any]) -> str:
         if isinstance(node, ast.Constant):
             return str(node.value)
@@ -313,7 +343,7 @@ class Wheel:
     def _iterate(self, value: Any) -> list[Any]:
         if isinstance(value, Ref) and value.kind == "class":
             return self.enum_members(value)
-        if isinstance(value, (list, tuple, set, frozenset)):
+        if isinstance(value, (list, tuple, set, frozenset, dict, type({}.keys()), type({}.values()))):
             return list(value)
         raise Unresolvable("not iterable statically")
 
@@ -323,6 +353,8 @@ class Wheel:
                 qual = f"{base.name}.{attr}"
                 if qual == "argparse.SUPPRESS":
                     return SUPPRESS
+                if qual in STDLIB_CONSTANTS:
+                    return STDLIB_CONSTANTS[qual]
                 return Ref("external", qual)
             if base.kind == "module":
                 return self.lookup(base.name, attr)
@@ -334,6 +366,8 @@ class Wheel:
         if isinstance(base, EnumMember) and attr in ("name", "value"):
             return getattr(base, attr)
         if isinstance(base, str) and attr in ("lower", "upper", "strip", "replace", "join", "format"):
+            return getattr(base, attr)
+        if isinstance(base, dict) and attr in ("keys", "values"):  # `list(Parser.DetectorMap.keys())`
             return getattr(base, attr)
         raise Unresolvable(f"attribute {attr} of {base!r}")
 
@@ -350,9 +384,12 @@ class Wheel:
             return {"set": set, "frozenset": frozenset, "list": list, "tuple": tuple}[func.name](items)
         if func.kind == "type" and func.name == "sorted" and len(node.args) == 1:
             return sorted(self._iterate(ev(node.args[0])))
-        if func.kind == "external" and func.name == "msgspec.field":
+        if func.kind == "external" and func.name in ("msgspec.field", "dataclasses.field"):
             if "default_factory" in kwargs:
-                factory = ev(kwargs["default_factory"])
+                node_f = kwargs["default_factory"]
+                if isinstance(node_f, ast.Lambda) and not node_f.args.args:
+                    return ev(node_f.body)  # `default_factory=lambda: list(DEFAULTS)`
+                factory = ev(node_f)
                 if isinstance(factory, Ref) and factory.kind == "type" and factory.name in ("list", "dict", "set"):
                     return {"list": [], "dict": {}, "set": set()}[factory.name]
                 raise Unresolvable("default_factory")
@@ -606,7 +643,10 @@ def collect_fields(wheel: Wheel) -> list[FieldDecl]:
     assert sa is not None
     ns_list = sa.assigns.get("_INPUT_NAMESPACES")
     if not isinstance(ns_list, ast.List):
-        raise SystemExit("server_args.py: _INPUT_NAMESPACES not found")
+        # Before the msgspec namespaces (up to 0.5.x), ServerArgs is one plain dataclass whose
+        # flags are all registered by hand; its fields only serve `ServerArgs.x` defaults.
+        cls = sa.classes.get("ServerArgs")
+        return _class_body_fields(wheel, cls, sa, lenient=True) if cls is not None else []
     fields: dict[str, FieldDecl] = {}
     for elt in ns_list.elts:
         ref = wheel.eval(elt, sa)
@@ -645,7 +685,7 @@ def class_fields(wheel: Wheel, ref: Ref) -> list[FieldDecl]:
     return out
 
 
-def _class_body_fields(wheel: Wheel, cls: ast.ClassDef, mod: Module) -> list[FieldDecl]:
+def _class_body_fields(wheel: Wheel, cls: ast.ClassDef, mod: Module, *, lenient: bool = False) -> list[FieldDecl]:
     out = []
     for stmt in cls.body:
         if not (isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)):
@@ -653,7 +693,12 @@ def _class_body_fields(wheel: Wheel, cls: ast.ClassDef, mod: Module) -> list[Fie
         ann = stmt.annotation
         if isinstance(ann, ast.Subscript) and getattr(ann.value, "id", None) == "ClassVar":
             continue
-        default = MISSING if stmt.value is None else wheel.eval(stmt.value, mod)
+        try:
+            default = MISSING if stmt.value is None else wheel.eval(stmt.value, mod)
+        except Unresolvable:
+            if not lenient:
+                raise
+            default = UNRESOLVED  # only an error if a registration really uses it
         out.append(FieldDecl(stmt.target.id, ann, default, mod))
     return out
 
@@ -800,7 +845,7 @@ def config_rule(wheel: Wheel) -> dict[str, str]:
     (`_config_keys`) and accepts any single-value action (`_takes_one_value`)."""
     mod = wheel.module("sglang.srt.utils.server_args_config_parser")
     if mod is None:
-        raise SystemExit("no server_args_config_parser.py in the wheel")
+        return {"keys": "none", "accepts": "none"}  # before `--config` existed: no merger at all
     keys = "dest_and_long_options" if "_config_keys" in mod.functions else "dest"
     accepts = "store_true_or_single_value" if "_takes_one_value" in mod.functions else "store_true_or_store"
     return {"keys": keys, "accepts": accepts}
@@ -823,6 +868,8 @@ def config_supported(rec: dict[str, Any], rule: dict[str, str]) -> bool:
 
 def apply_config_rule(records: list[dict[str, Any]], rule: dict[str, str]) -> dict[str, Any]:
     """Mirror `ConfigArgumentMerger.__init__`: the store-true keys and the refused keys."""
+    if rule["keys"] == "none":
+        return {**rule, "store_true_keys": [], "refused_keys": {}}
     store_true = sorted({k for r in records if r["_class"] == "_StoreTrueAction" for k in config_keys_of(r, rule)})
     supported_keys = {k for r in records if config_supported(r, rule) for k in config_keys_of(r, rule)}
     refused: dict[str, int] = {}  # key -> index of the record sglang's dict keeps (the last)
@@ -939,6 +986,10 @@ def type_data(wheel: Wheel) -> dict[str, Any]:
     return out
 
 
+class CannotStore(SystemExit):
+    pass
+
+
 def jsonable(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return [jsonable(v) for v in value]
@@ -948,7 +999,14 @@ def jsonable(value: Any) -> Any:
         return {str(k): jsonable(v) for k, v in value.items()}
     if value is None or isinstance(value, (str, int, float, bool)):
         return value
-    raise SystemExit(f"cannot store {value!r} in JSON")
+    raise CannotStore(f"cannot store {value!r} in JSON")
+
+
+def _jsonable_record(rec: dict[str, Any]) -> dict[str, Any]:
+    try:
+        return {k: jsonable(v) for k, v in rec.items()}
+    except CannotStore as err:
+        raise CannotStore(f"{rec['options']}: {err}") from None
 
 
 def extract(version: str, wheel_path: Path) -> dict[str, Any]:
@@ -964,7 +1022,7 @@ def extract(version: str, wheel_path: Path) -> dict[str, Any]:
         "format": 1,
         "version": version,
         "source": wheel_path.name,
-        "flags": [{k: jsonable(v) for k, v in r.items()} for r in records],
+        "flags": [_jsonable_record(r) for r in records],
         "config": config,
         "deprecated_values": dep_values,
         "deprecated_flags": dep_flags,
