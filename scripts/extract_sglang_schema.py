@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import hashlib
 import json
 import os
 import re
@@ -37,6 +38,9 @@ from kimi_lsp.knowledge.schema import (  # noqa: E402  (the path is set up just 
 
 CACHE = Path(os.environ.get("KIMI_LSP_CACHE", Path.home() / ".cache" / "kimi-lsp"))
 DATA = REPO / "server" / "kimi_lsp" / "knowledge" / "data"
+STORE = DATA / "sglang-schemas.tsv"
+# sha256 of each release's extractor document: what the packed store must unpack to.
+DIGESTS = REPO / "tests" / "data" / "oracle" / "extractor-digests.json"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1031,18 +1035,97 @@ def extract(version: str, wheel_path: Path) -> dict[str, Any]:
     }
 
 
+def canonical(doc: dict[str, Any]) -> str:
+    return json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def digest(doc: dict[str, Any]) -> str:
+    return hashlib.sha256(canonical(doc).encode("utf-8")).hexdigest()
+
+
+def shipped_documents() -> list[dict[str, Any]]:
+    """Every release of the shipped store, unpacked back to extractor documents."""
+    from kimi_lsp.knowledge import schema as schema_mod
+
+    return [schema_mod._unpack_release(v) for v in schema_mod.shipped_versions()]
+
+
+def write_store(docs: list[dict[str, Any]]) -> Path:
+    """Pack `docs` into the store and record the extractor digest of each release, so that the
+    tests can prove that unpacking gives back exactly what the extractor produced."""
+    from sglang_schema_store import dump, pack
+
+    text = dump(pack(docs))
+    STORE.write_text(text, encoding="utf-8")
+    digests = {d["version"]: digest(d) for d in docs}
+    from kimi_lsp.knowledge.schema import _version_key
+
+    ordered = {v: digests[v] for v in sorted(digests, key=_version_key)}
+    DIGESTS.write_text(json.dumps(ordered, indent=1) + "\n", encoding="utf-8")
+    return STORE
+
+
+def extract_release(version: str, wheel: Path | None = None) -> dict[str, Any] | None:
+    """The document of one release, or None (with the reason on stderr) when it cannot be exact."""
+    try:
+        return extract(version, wheel or fetch_wheel(version))
+    except (Unresolvable, SystemExit, KeyError, StopIteration, AssertionError) as err:
+        print(f"sglang {version}: not extractable exactly, left out: {err}", file=sys.stderr)
+        return None
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("version")
-    ap.add_argument("--wheel", type=Path, help="use this wheel instead of downloading one")
-    ap.add_argument("--out", type=Path, help="default: server/kimi_lsp/knowledge/data/sglang-schema-VERSION.json")
+    ap.add_argument("versions", nargs="*", metavar="VERSION")
+    mode = ap.add_mutually_exclusive_group()
+    mode.add_argument("--add", action="store_true",
+                      help="extract VERSION(s) and add them to the shipped store (replacing the same release)")
+    mode.add_argument("--rebuild", action="store_true",
+                      help="re-extract every shipped release (and VERSIONs) and rewrite the store")
+    mode.add_argument("--verify", action="store_true",
+                      help="re-extract every shipped release and compare it with the store; exit 1 on a difference")
+    ap.add_argument("--wheel", type=Path, help="one VERSION: use this wheel instead of downloading one")
+    ap.add_argument("--out", type=Path, help="one VERSION without --add: write its document here (default stdout)")
     args = ap.parse_args(argv)
-    wheel = args.wheel or fetch_wheel(args.version)
-    data = extract(args.version, wheel)
-    out = args.out or DATA / f"sglang-schema-{args.version}.json"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(data, separators=(",", ":"), ensure_ascii=False) + "\n", encoding="utf-8")
-    print(f"{out}: {len(data['flags'])} flags", file=sys.stderr)
+    sys.path.insert(0, str(REPO / "scripts"))
+    if args.wheel and len(args.versions) != 1:
+        ap.error("--wheel needs exactly one VERSION")
+    if args.verify:
+        bad = 0
+        for doc in shipped_documents():
+            fresh = extract_release(doc["version"])
+            if fresh is None or canonical(fresh) != canonical(doc):
+                print(f"sglang {doc['version']}: the store differs from the extractor", file=sys.stderr)
+                bad += 1
+        print(f"{len(shipped_documents()) - bad} releases equal, {bad} differ", file=sys.stderr)
+        return 1 if bad else 0
+    if args.add or args.rebuild:
+        if args.add and not args.versions:
+            ap.error("--add needs at least one VERSION")
+        docs = {d["version"]: d for d in shipped_documents()}
+        wanted = list(args.versions) + (list(docs) if args.rebuild else [])
+        failed = []
+        for v in dict.fromkeys(wanted):
+            doc = extract_release(v, args.wheel)
+            if doc is None:
+                failed.append(v)
+                docs.pop(v, None)  # never ship a guessed or stale schema for it
+                continue
+            docs[v] = doc
+            print(f"sglang {v}: {len(doc['flags'])} flags", file=sys.stderr)
+        out = write_store(list(docs.values()))
+        print(f"{out}: {len(docs)} releases, {out.stat().st_size} bytes", file=sys.stderr)
+        return 1 if failed else 0
+    if len(args.versions) != 1:
+        ap.error("give one VERSION (or --add/--rebuild/--verify)")
+    data = extract(args.versions[0], args.wheel or fetch_wheel(args.versions[0]))
+    text = json.dumps(data, separators=(",", ":"), ensure_ascii=False) + "\n"
+    if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(text, encoding="utf-8")
+        print(f"{args.out}: {len(data['flags'])} flags", file=sys.stderr)
+    else:
+        sys.stdout.write(text)
     return 0
 
 

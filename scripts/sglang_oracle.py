@@ -80,12 +80,28 @@ def main(argv: list[str] | None = None) -> int:
     # Environment that changes the parser (extra choices) would make the dump machine-dependent.
     for name in [n for n in env if n.startswith("SGLANG_")]:
         del env[name]
-    return subprocess.run(cmd, env=env, check=False).returncode
+    roots = list(STUB_ROOTS)
+    while True:
+        env["KIMI_LSP_ORACLE_STUBS"] = ",".join(roots)
+        proc = subprocess.run(cmd, env=env, check=False, stdout=subprocess.PIPE, text=True)
+        missing = proc.stdout.startswith("MISSING ") and proc.stdout.split()[1]
+        if proc.returncode != MISSING_EXIT or not missing or missing in roots or len(roots) > 30:
+            sys.stdout.write(proc.stdout)
+            return proc.returncode
+        print(f"sglang {args.version}: stubbing {missing} (its import chain needs it)", file=sys.stderr)
+        roots.append(missing)
 
 
 # ---------------------------------------------------------------------------------------------
 # Inner side (runs in the oracle venv, with the wheel's sglang on sys.path)
 # ---------------------------------------------------------------------------------------------
+
+
+# Packages served as stubs: torch and triton always; more (huggingface_hub, transformers, ...) only
+# when a release's `server_args` import chain fails without them (see main's retry loop), so that
+# optional imports sglang guards with `try/except ImportError` keep behaving as on a light install.
+STUB_ROOTS = ("torch", "triton")
+MISSING_EXIT = 3
 
 
 def install_stubs() -> None:
@@ -103,9 +119,15 @@ def install_stubs() -> None:
                 raise AttributeError(name)
             return _new(f"{cls.__module__}.{cls.__name__}.{name}")
 
+        def register(cls, *args: Any, **kwargs: Any) -> Any:
+            # `AutoConfig.register(name, cls)` (transformers), not ABCMeta's one-argument form.
+            return args[-1] if args else None
+
     def _instance_attr(self: Any, name: str) -> Any:
         if name.startswith("__") and name.endswith("__"):
             raise AttributeError(name)
+        if name == "name":  # `lib.m.name` is fed to getattr()/hasattr(), which want a str
+            return f"{type(self).__name__.lower()}_stub"
         return _new(f"{type(self).__module__}.{type(self).__name__}.{name}")
 
     ABSENT_DEVICES = {"npu", "musa", "mlu", "hpu"}  # probed with hasattr(); the rest answer falsy
@@ -121,6 +143,8 @@ def install_stubs() -> None:
                 raise AttributeError(name)  # `hasattr(torch, "npu")` must say no such platform
             if self.__name__ == "torch.version":
                 return None  # no cuda, hip, musa: the platform probes all answer "not this one"
+            if name == "name":  # `lib.m.name` is fed to getattr()/hasattr(), which want a str
+                return self.__name__.replace(".", "_")
             full = f"{self.__name__}.{name}"
             if name[:1].isupper() and not name.isupper():
                 value: Any = StubMeta(name, (), {"__module__": self.__name__,
@@ -183,7 +207,7 @@ def install_stubs() -> None:
         return mod
 
     class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-        roots = ("torch", "triton")  # optional imports (transformers, torchcodec) must stay absent
+        roots = tuple(os.environ.get("KIMI_LSP_ORACLE_STUBS", ",".join(STUB_ROOTS)).split(","))
 
         def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
             if fullname.split(".")[0] in self.roots:
@@ -232,18 +256,32 @@ def type_name(tp: Any) -> str | None:
     return TYPE_NAMES.get(key, name)
 
 
+def config_merger_module() -> Any:
+    """sglang's `--config` merger module, or None for releases before it existed (~0.5.0)."""
+    import importlib
+
+    try:
+        return importlib.import_module("sglang.srt.utils.server_args_config_parser")
+    except ModuleNotFoundError as err:
+        if err.name and err.name.startswith("sglang.srt.utils"):
+            return None
+        raise
+
+
 def config_rule_of(module: Any) -> dict[str, str]:
+    if module is None:
+        return {"keys": "none", "accepts": "none"}
     return {"keys": "dest_and_long_options" if hasattr(module, "_config_keys") else "dest",
             "accepts": "store_true_or_single_value" if hasattr(module, "_takes_one_value") else "store_true_or_store"}
 
 
 def dump_schema(parser: argparse.ArgumentParser, version: str) -> dict[str, Any]:
     from kimi_lsp.knowledge.schema import ACTION_NAMES
-    from sglang.srt.utils import server_args_config_parser as scp
 
-    merger = scp.ConfigArgumentMerger(parser)
+    scp = config_merger_module()
+    merger = scp.ConfigArgumentMerger(parser) if scp is not None else None
     rule = config_rule_of(scp)
-    refused_actions = {id(a) for a in merger.unsupported_actions.values()}
+    refused_actions = {id(a) for a in merger.unsupported_actions.values()} if merger else set()
     flags = []
     for a in parser._actions:
         cls = type(a).__name__
@@ -261,14 +299,19 @@ def dump_schema(parser: argparse.ArgumentParser, version: str) -> dict[str, Any]
             "deprecated": getattr(a, "new_flag", None),
             "config_refused": cls if id(a) in refused_actions else None,
         })
-    config = {**rule, "store_true_keys": sorted(set(merger.store_true_actions)),
-              "refused_keys": {k: type(v).__name__ for k, v in sorted(merger.unsupported_actions.items())}}
+    config = {**rule, "store_true_keys": sorted(set(merger.store_true_actions)) if merger else [],
+              "refused_keys": {k: type(v).__name__ for k, v in sorted(merger.unsupported_actions.items())}
+              if merger else {}}
     return {"format": 1, "version": version, "flags": flags, "config": config,
-            "choice_lists": choice_lists(), "type_data": type_data()}
+            "choice_lists": choice_lists(), "type_data": type_data(),
+            "stubbed_modules": sorted(os.environ.get("KIMI_LSP_ORACLE_STUBS", ",".join(STUB_ROOTS)).split(","))}
 
 
 def choice_lists() -> dict[str, list[Any]]:
-    from sglang.srt.arg_groups import choices as mod
+    try:
+        from sglang.srt.arg_groups import choices as mod
+    except ImportError:
+        return {}  # before the choice lists had a module of their own
 
     out = {}
     for name, value in vars(mod).items():
@@ -279,7 +322,12 @@ def choice_lists() -> dict[str, list[Any]]:
 
 
 def type_data() -> dict[str, Any]:
-    from sglang.srt.model_executor import cuda_graph_config as cg
+    try:
+        from sglang.srt.model_executor import cuda_graph_config as cg
+    except ImportError:
+        return {}
+    if not hasattr(cg, "ALLOWED_KEYS_PER_PHASE"):
+        return {}
 
     try:  # behaviour, not source: does the JSON form reject the retired backend?
         cg.parse_cuda_graph_config_arg('{"decode": {"backend": "tc_piecewise"}}')
@@ -450,9 +498,7 @@ CONFIG_CASES: list[dict[str, Any]] = [
 
 
 def config_probe(parser: argparse.ArgumentParser, mapping: dict[str, Any]) -> dict[str, Any]:
-    from sglang.srt.utils.server_args_config_parser import ConfigArgumentMerger
-
-    merger = ConfigArgumentMerger(parser)
+    merger = config_merger_module().ConfigArgumentMerger(parser)
     try:
         args = merger._convert_config_to_args(mapping)
     except ValueError as e:
@@ -475,12 +521,20 @@ def run_probes(version: str) -> dict[str, Any]:
         probes.append(entry)
     for argv in argv_cases():
         probes.append({"kind": "argv", "argv": argv, **parse(parser, argv)})
-    probes += [config_probe(parser, c) for c in CONFIG_CASES]
+    if config_merger_module() is not None:
+        probes += [config_probe(parser, c) for c in CONFIG_CASES]
     return {"format": 1, "version": version, "python": sys.version.split()[0], "probes": probes}
 
 
 def inner(args: argparse.Namespace) -> int:
     install_stubs()
+    try:
+        import sglang.srt.server_args  # noqa: F401
+    except ModuleNotFoundError as err:
+        if err.name and not err.name.startswith("sglang"):
+            print(f"MISSING {err.name.split('.')[0]}")  # the outer side stubs it and runs again
+            return MISSING_EXIT
+        raise
     if args.argv:
         parser = probe_parser()
         for raw in args.argv:
