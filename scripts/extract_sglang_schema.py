@@ -847,12 +847,28 @@ def config_rule(wheel: Wheel) -> dict[str, str]:
     Up to 0.5.22 it looks keys up by `dest` only and refuses every action that is neither
     _StoreTrueAction nor _StoreAction; from 0.5.23 on it also reads each long option
     (`_config_keys`) and accepts any single-value action (`_takes_one_value`)."""
-    mod = wheel.module("sglang.srt.utils.server_args_config_parser")
-    if mod is None:
+    found = sorted(n for n in wheel.names if n.startswith("sglang/") and n.endswith("/server_args_config_parser.py"))
+    if not found:
         return {"keys": "none", "accepts": "none"}  # before `--config` existed: no merger at all
+    mod = wheel.module(found[0][:-3].replace("/", "."))
+    assert mod is not None
+    if _legacy_merger_call(wheel):
+        # Up to 0.5.7 prepare_server_args builds `ConfigArgumentMerger(boolean_actions=...)` from
+        # actions that have an `.action` attribute -- no argparse action has one, so the list is
+        # empty: the merger looks nothing up, writes `--key` for `key: true`, nothing for
+        # `false`, `--key value` otherwise, and refuses nothing.
+        return {"keys": "verbatim", "accepts": "any"}
     keys = "dest_and_long_options" if "_config_keys" in mod.functions else "dest"
     accepts = "store_true_or_single_value" if "_takes_one_value" in mod.functions else "store_true_or_store"
     return {"keys": keys, "accepts": accepts}
+
+
+def _legacy_merger_call(wheel: Wheel) -> bool:
+    sa = wheel.module("sglang.srt.server_args")
+    for node in ast.walk(sa.tree):  # type: ignore[union-attr]
+        if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "ConfigArgumentMerger":
+            return any(kw.arg == "boolean_actions" for kw in node.keywords)
+    return False
 
 
 def config_keys_of(rec: dict[str, Any], rule: dict[str, str]) -> list[str]:
@@ -872,7 +888,7 @@ def config_supported(rec: dict[str, Any], rule: dict[str, str]) -> bool:
 
 def apply_config_rule(records: list[dict[str, Any]], rule: dict[str, str]) -> dict[str, Any]:
     """Mirror `ConfigArgumentMerger.__init__`: the store-true keys and the refused keys."""
-    if rule["keys"] == "none":
+    if rule["keys"] in ("none", "verbatim"):
         return {**rule, "store_true_keys": [], "refused_keys": {}}
     store_true = sorted({k for r in records if r["_class"] == "_StoreTrueAction" for k in config_keys_of(r, rule)})
     supported_keys = {k for r in records if config_supported(r, rule) for k in config_keys_of(r, rule)}

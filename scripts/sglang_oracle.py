@@ -260,17 +260,40 @@ def config_merger_module() -> Any:
     """sglang's `--config` merger module, or None for releases before it existed (~0.5.0)."""
     import importlib
 
-    try:
-        return importlib.import_module("sglang.srt.utils.server_args_config_parser")
-    except ModuleNotFoundError as err:
-        if err.name and err.name.startswith("sglang.srt.utils"):
-            return None
-        raise
+    for name in ("sglang.srt.utils.server_args_config_parser", "sglang.srt.server_args_config_parser"):
+        try:
+            return importlib.import_module(name)
+        except ModuleNotFoundError as err:
+            if not (err.name and name.startswith(err.name)):
+                raise
+    return None
 
 
-def config_rule_of(module: Any) -> dict[str, str]:
+def make_merger(scp: Any, parser: argparse.ArgumentParser) -> Any:
+    """The merger exactly as this release's prepare_server_args builds it."""
+    import inspect
+
+    from sglang.srt import server_args as sa
+
+    source = inspect.getsource(sa.prepare_server_args)
+    if "ConfigArgumentMerger(boolean_actions=" in source:
+        # The legacy call site: run its own collection loop on this parser.
+        boolean_actions = []
+        for action in parser._actions:
+            if hasattr(action, "dest") and hasattr(action, "action"):
+                if action.action in ["store_true", "store_false"]:
+                    boolean_actions.append(action.dest)
+        if "hasattr(action, \"action\")" not in source:
+            raise SystemExit("prepare_server_args collects boolean actions in an unknown way")
+        return scp.ConfigArgumentMerger(boolean_actions=boolean_actions)
+    return scp.ConfigArgumentMerger(parser)
+
+
+def config_rule_of(module: Any, merger: Any = None) -> dict[str, str]:
     if module is None:
         return {"keys": "none", "accepts": "none"}
+    if merger is not None and not hasattr(merger, "unsupported_actions"):
+        return {"keys": "verbatim", "accepts": "any"}
     return {"keys": "dest_and_long_options" if hasattr(module, "_config_keys") else "dest",
             "accepts": "store_true_or_single_value" if hasattr(module, "_takes_one_value") else "store_true_or_store"}
 
@@ -279,9 +302,10 @@ def dump_schema(parser: argparse.ArgumentParser, version: str) -> dict[str, Any]
     from kimi_lsp.knowledge.schema import ACTION_NAMES
 
     scp = config_merger_module()
-    merger = scp.ConfigArgumentMerger(parser) if scp is not None else None
-    rule = config_rule_of(scp)
-    refused_actions = {id(a) for a in merger.unsupported_actions.values()} if merger else set()
+    merger = make_merger(scp, parser) if scp is not None else None
+    rule = config_rule_of(scp, merger)
+    unsupported = getattr(merger, "unsupported_actions", {})
+    refused_actions = {id(a) for a in unsupported.values()}
     flags = []
     for a in parser._actions:
         cls = type(a).__name__
@@ -299,9 +323,9 @@ def dump_schema(parser: argparse.ArgumentParser, version: str) -> dict[str, Any]
             "deprecated": getattr(a, "new_flag", None),
             "config_refused": cls if id(a) in refused_actions else None,
         })
-    config = {**rule, "store_true_keys": sorted(set(merger.store_true_actions)) if merger else [],
-              "refused_keys": {k: type(v).__name__ for k, v in sorted(merger.unsupported_actions.items())}
-              if merger else {}}
+    store_true = getattr(merger, "store_true_actions", None) or getattr(merger, "boolean_actions", None) or []
+    config = {**rule, "store_true_keys": sorted(set(store_true)),
+              "refused_keys": {k: type(v).__name__ for k, v in sorted(unsupported.items())}}
     return {"format": 1, "version": version, "flags": flags, "config": config,
             "choice_lists": choice_lists(), "type_data": type_data(),
             "stubbed_modules": sorted(os.environ.get("KIMI_LSP_ORACLE_STUBS", ",".join(STUB_ROOTS)).split(","))}
@@ -498,7 +522,7 @@ CONFIG_CASES: list[dict[str, Any]] = [
 
 
 def config_probe(parser: argparse.ArgumentParser, mapping: dict[str, Any]) -> dict[str, Any]:
-    merger = config_merger_module().ConfigArgumentMerger(parser)
+    merger = make_merger(config_merger_module(), parser)
     try:
         args = merger._convert_config_to_args(mapping)
     except ValueError as e:
