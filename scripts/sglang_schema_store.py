@@ -27,6 +27,7 @@ import json
 from typing import Any
 
 STORE_FORMAT = 2
+POOL_MIN = 64  # timeline values whose JSON is at least this long go to the V lines
 _ABSENT = object()
 
 
@@ -153,16 +154,43 @@ def dump(store: dict[str, Any]) -> str:
         H  <header JSON: format, versions, attrs, sections (their names, in S-line order)>
         S  <section name>  <section JSON>
         O  <version>       <flag indices JSON, in the release's argparse order>
-        F  <flag JSON without "r">                     (line k of the F lines is flag k)
+        V  <a long value of some flag's timeline>       (line k is pool entry k)
+        F  <[[value per attr], {attr index: [[lo, hi, value], ...]}]>   (line k is flag k)
+
+    A timeline entry `[lo, hi, 0, k]` stands for `[lo, hi, <pool entry k>]`: a help text or
+    choice list that another release has is then not even parsed when loading this one.
 
     The lines come in this order, one O line per version in `versions` order, so that the loader
     finds each kind by position instead of by reading every line."""
+    pool: list[str] = []
+    pooled: dict[str, int] = {}
+
+    def entry_of(lo: int, hi: int, value: Any) -> list[Any]:
+        text = _j(value)
+        if len(text) < POOL_MIN:
+            return [lo, hi, value]
+        if text not in pooled:
+            pooled[text] = len(pool)
+            pool.append(text)
+        return [lo, hi, 0, pooled[text]]
+
+    rows = []
+    attrs = store["attrs"]
+    for entry in store["flags"]:
+        # Positional, so that loading builds no dict per attribute; a varying attribute holds
+        # None in the list and its timeline in the dict. "r" is implied by the O lines.
+        varying = entry.get("t", {})
+        if set(entry["k"]) | set(varying) != set(attrs):
+            raise ValueError(f"flag {entry['k'].get('options')}: not every attribute is recorded")
+        row: list[Any] = [[entry["k"].get(a) for a in attrs]]
+        if varying:
+            row.append({str(attrs.index(a)): [entry_of(*e) for e in line] for a, line in varying.items()})
+        rows.append("F\t" + _j(row))
     header = {"format": store["format"], "versions": store["versions"], "attrs": store["attrs"],
-              "sections": list(store["sections"])}
+              "sections": list(store["sections"]), "pool": len(pool)}
     lines = ["H\t" + _j(header)]
     lines += [f"S\t{name}\t{_j(sec)}" for name, sec in store["sections"].items()]
     lines += [f"O\t{v}\t{_j(store['order'][v])}" for v in store["versions"]]
-    for entry in store["flags"]:
-        # "r" (where the flag exists) is implied by the O lines.
-        lines.append("F\t" + _j({k: v for k, v in entry.items() if k != "r"}))
+    lines += ["V\t" + text for text in pool]
+    lines += rows
     return "\n".join(lines) + "\n"

@@ -138,6 +138,23 @@ def _flag_from_json(raw: Mapping[str, Any], type_data: Mapping[str, Any]) -> Fla
     )
 
 
+_FLAG_FIELDS = ("dest", "options", "action", "type", "choices", "default", "nargs", "const", "required", "help",
+                "hidden", "deprecated", "config_refused")
+
+
+def _flags_from_rows(attrs: tuple[str, ...], rows: list[list[Any]], type_data: Mapping[str, Any]) -> tuple[Flag, ...]:
+    """`_flag_from_json` for positional rows, without a dict per flag (start-up time)."""
+    (dest, options, action, type_, choices, default, nargs, const, required, help_, hidden, deprecated,
+     refused) = (attrs.index(f) for f in _FLAG_FIELDS)
+    return tuple(
+        Flag(dest=r[dest], options=tuple(r[options]), action=r[action], type=r[type_],
+             choices=None if r[choices] is None else tuple(r[choices]), default=_freeze(r[default]),
+             nargs=r[nargs], const=_freeze(r[const]), required=r[required], help=r[help_], hidden=r[hidden],
+             deprecated=r[deprecated], config_refused=r[refused],
+             type_info=type_data.get(r[type_]) if r[type_] else None)
+        for r in rows)
+
+
 @dataclass(frozen=True, eq=False)  # identity equality: two loads of one release are the same object
 class Schema:
     version: str
@@ -311,15 +328,16 @@ class _Store:
 
     (A plain class: a dataclass here would cost more at import than the whole lookup.)"""
 
-    __slots__ = ("versions", "attrs", "sections", "orders", "flags")
+    __slots__ = ("versions", "attrs", "sections", "orders", "pool", "flags")
 
     def __init__(self, versions: tuple[str, ...], attrs: tuple[str, ...], sections: dict[str, bytes],
-                 orders: dict[str, bytes], flags: list[bytes]) -> None:
+                 orders: dict[str, bytes], pool: list[bytes], flags: list[bytes]) -> None:
         # Raw UTF-8 lines: decoding and parsing happen only for what one release uses.
         self.versions = versions
         self.attrs = attrs
         self.sections = sections  # name -> its S line
         self.orders = orders  # version -> its O line: the flags' line numbers, in argparse order
+        self.pool = pool  # the V lines: long timeline values, parsed only when a release uses them
         self.flags = flags  # the F line of each flag
 
 
@@ -330,7 +348,7 @@ def _store() -> _Store:
         with open(os.path.join(DATA_DIR, STORE_FILE), "rb") as fh:
             lines = fh.read().split(b"\n")
     except FileNotFoundError:
-        return _Store((), (), {}, {}, [])
+        return _Store((), (), {}, {}, [], [])
     header = json.loads(lines[0][2:])
     versions, names = tuple(header["versions"]), header["sections"]
     n_sec, n_ver = len(names), len(versions)
@@ -338,10 +356,15 @@ def _store() -> _Store:
     if not all(line.startswith(b"S\t") for line in s_lines) or not all(
             line.startswith(b"O\t%s\t" % v.encode()) for line, v in zip(o_lines, versions)):
         raise ValueError(f"{STORE_FILE}: lines out of order")
-    flags = lines[1 + n_sec + n_ver:]
+    first_flag = 1 + n_sec + n_ver + header["pool"]
+    pool = lines[1 + n_sec + n_ver:first_flag]
+    flags = lines[first_flag:]
     if flags and not flags[-1]:
         flags.pop()  # the final newline
-    return _Store(versions, tuple(header["attrs"]), dict(zip(names, s_lines)), dict(zip(versions, o_lines)), flags)
+    if pool and not (pool[0].startswith(b"V\t") and pool[-1].startswith(b"V\t")) or flags and not flags[0].startswith(b"F\t"):
+        raise ValueError(f"{STORE_FILE}: lines out of order")
+    return _Store(versions, tuple(header["attrs"]), dict(zip(names, s_lines)), dict(zip(versions, o_lines)),
+                  pool, flags)
 
 
 @functools.cache
@@ -370,6 +393,14 @@ def _at(line: list[list[Any]], i: int) -> Any:
 
 def _unpack_release(version: str) -> dict[str, Any]:
     """One release's document exactly as the extractor wrote it (see sglang_schema_store.py)."""
+    rows, doc = _release_rows(version)
+    attrs = _store().attrs
+    doc["flags"] = [dict(zip(attrs, values)) for values in rows]
+    return doc
+
+
+def _release_rows(version: str) -> tuple[list[list[Any]], dict[str, Any]]:
+    """(each flag's values in `_store().attrs` order, the rest of the release's document)."""
     store = _store()
     i = store.versions.index(version)
     attrs = store.attrs
@@ -377,25 +408,31 @@ def _unpack_release(version: str) -> dict[str, Any]:
     # One json.loads for all of the release's flags: far cheaper than one call per flag.
     order = store.orders[version]
     order = order[order.index(b"\t", 2) + 1:]
-    entries = json.loads(b"[" + b",".join([texts[n][2:] for n in json.loads(order)]) + b"]")
+    # Decoded here: json.loads(bytes) decodes with "surrogatepass", several times slower.
+    rows = json.loads((b"[" + b",".join([texts[n][2:] for n in json.loads(order)]) + b"]").decode())
     flags = []
-    for entry in entries:
-        const, varying = entry["k"], entry.get("t")
-        if not varying:
-            flags.append(const)  # attrs order: pack() writes "k" in record order
-            continue
-        rec: dict[str, Any] = {}
-        for a in attrs:
-            if a in const:
-                rec[a] = const[a]
-            elif a in varying:
-                value = _at(varying[a], i)
-                if value is not _ABSENT:
-                    rec[a] = value
-        flags.append(rec)
+    pooled: list[tuple[list[Any], int, int]] = []  # (values, attr index, pool entry)
+    for row in rows:
+        values = row[0]
+        if len(row) > 1:  # attributes that differ between releases: this release's value
+            values = list(values)
+            for index, timeline in row[1].items():
+                for entry in timeline:
+                    if entry[0] <= i <= entry[1]:
+                        if len(entry) == 4:
+                            pooled.append((values, int(index), entry[3]))
+                        else:
+                            values[int(index)] = entry[2]
+                        break
+        flags.append(values)
+    if pooled:  # one json.loads for every long value this release uses
+        pool = store.pool
+        found = json.loads((b"[" + b",".join([pool[k][2:] for _, _, k in pooled]) + b"]").decode())
+        for (values, index, _), value in zip(pooled, found):
+            values[index] = value
     doc: dict[str, Any] = {}
     for name, line in store.sections.items():
-        packed = json.loads(line[line.index(b"\t", 2) + 1:])
+        packed = json.loads(line[line.index(b"\t", 2) + 1:].decode())
         if "dict" in packed:
             if _in_ranges(packed["r"], i):
                 section = {}
@@ -409,8 +446,7 @@ def _unpack_release(version: str) -> dict[str, Any]:
             if value is not _ABSENT:
                 doc[name] = value
     doc["version"] = version
-    doc["flags"] = flags
-    return doc
+    return flags, doc
 
 
 def _resolve_version(version: str | None) -> str:
@@ -450,9 +486,9 @@ def load_schema_exact(version: str) -> Schema | None:
 
 @functools.cache
 def _load(version: str) -> Schema:
-    raw = _unpack_release(version)
+    rows, raw = _release_rows(version)
     type_data = raw.get("type_data", {})
-    flags = tuple(_flag_from_json(f, type_data) for f in raw["flags"])
+    flags = _flags_from_rows(_store().attrs, rows, type_data)
     config = raw.get("config", {})
     return Schema(
         version=raw["version"],
