@@ -36,7 +36,7 @@ OUT = REPO / "tests" / "data" / "oracle"
 # Releases 0.4.x-0.5.6 import more of them at that point (the OpenAI protocol models, transformers'
 # processor classes, dill, partial_json_parser, fastapi); none needs torch. With these, the
 # oracle runs for 65 of the 92 releases from 0.4.0 to 0.5.23 (0.4.0-0.4.3, 0.4.4.post2-0.5.3.post3,
-# 0.5.4.post2-0.5.6.post2, 0.5.21-0.5.23); 0.4.3.post1-0.4.4.post1 and 0.5.4-0.5.20 need a
+# 0.5.4.post2-0.5.6.post2, 0.5.21-0.5.23); 0.4.3.post1-0.4.4.post1, 0.5.4, 0.5.4.post1 and 0.5.7-0.5.20 need a
 # transformers or pydantic of their own day. Adding them did not change the 0.5.21-0.5.23 dumps.
 LIGHT_DEPS = ["msgspec", "pyyaml", "numpy", "orjson", "psutil", "pybase64", "requests", "packaging",
               "pillow", "starlette", "pydantic", "pyzmq", "tqdm", "ipython", "aiohttp",
