@@ -35,9 +35,10 @@ OUT = REPO / "tests" / "data" / "oracle"
 # What `import sglang.srt.server_args` needs once torch and triton are stubbed (reference §2.5).
 # Releases 0.4.x-0.5.6 import more of them at that point (the OpenAI protocol models, transformers'
 # processor classes, dill, partial_json_parser, fastapi); none needs torch. With these, the
-# oracle runs for 65 of the 92 releases from 0.4.0 to 0.5.23 (0.4.0-0.4.3, 0.4.4.post2-0.5.3.post3,
-# 0.5.4.post2-0.5.6.post2, 0.5.21-0.5.23); 0.4.3.post1-0.4.4.post1, 0.5.4, 0.5.4.post1 and 0.5.7-0.5.20 need a
-# transformers or pydantic of their own day. Adding them did not change the 0.5.21-0.5.23 dumps.
+# oracle runs for 71 of the 92 releases from 0.4.0 to 0.5.23 (0.4.0-0.4.3, 0.4.4.post2-0.5.3.post3,
+# 0.5.4.post2-0.5.10.post1, 0.5.21-0.5.23); 0.4.3.post1-0.4.4.post1, 0.5.4, 0.5.4.post1 and
+# 0.5.11-0.5.20 need a transformers or pydantic of their own day. Adding them did not change the
+# 0.5.21-0.5.23 dumps.
 LIGHT_DEPS = ["msgspec", "pyyaml", "numpy", "orjson", "psutil", "pybase64", "requests", "packaging",
               "pillow", "starlette", "pydantic", "pyzmq", "tqdm", "ipython", "aiohttp",
               "openai", "transformers", "dill", "partial-json-parser", "fastapi"]
@@ -151,6 +152,9 @@ def install_stubs() -> None:
                 return None  # no cuda, hip, musa: the platform probes all answer "not this one"
             if name == "name":  # `lib.m.name` is fed to getattr()/hasattr(), which want a str
                 return self.__name__.replace(".", "_")
+            if self.__name__ == "triton.runtime.driver" and name == "active":
+                # What triton says on a machine without a GPU; device probes then answer "cpu".
+                raise RuntimeError("0 active drivers ([]). There should only be one.")
             full = f"{self.__name__}.{name}"
             if name[:1].isupper() and not name.isupper():
                 value: Any = StubMeta(name, (), {"__module__": self.__name__,

@@ -1,7 +1,7 @@
 """The shipped sglang schemas against sglang's own argparse parser (tests/data/oracle/).
 
 The oracle files are dumps made by scripts/sglang_oracle.py from the real
-`ServerArgs.add_cli_args` of a spread of releases (0.4.0, late 0.4.x, 0.5.5, 0.5.21-0.5.23); the
+`ServerArgs.add_cli_args` of a spread of releases (0.4.0, late 0.4.x, 0.5.5, 0.5.10, 0.5.21-0.5.23); the
 shipped schemas are made statically by scripts/extract_sglang_schema.py for every release.
 Equality of the two is what lets kimi-lsp trust the static data.
 """
@@ -43,9 +43,10 @@ def test_every_release_from_0_4_0_is_shipped() -> None:
 
 
 def test_the_oracle_spans_old_and_new_releases() -> None:
-    # The differential test below is only as good as its spread: hand-registered 0.4.x parsers,
-    # 0.5.x before the `--config` merger, and the msgspec namespaces of 0.5.21+.
-    assert {"0.4.0", "0.4.10.post2", "0.5.5", "0.5.21", "0.5.22", "0.5.23"} <= set(ORACLE_VERSIONS)
+    # The differential test below is only as good as its spread: hand-registered 0.4.x parsers
+    # without `--config`, the verbatim merger (0.5.5), the dest-keyed one (0.5.10), and the
+    # msgspec namespaces of 0.5.21+.
+    assert {"0.4.0", "0.4.10.post2", "0.5.5", "0.5.10", "0.5.21", "0.5.22", "0.5.23"} <= set(ORACLE_VERSIONS)
     assert set(ORACLE_VERSIONS) <= set(VERSIONS)
 
 
