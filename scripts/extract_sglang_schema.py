@@ -1,20 +1,45 @@
 #!/usr/bin/env python3
-"""Extract sglang's CLI argument schema for one release, statically, from the released wheel.
+"""Extract sglang's CLI argument schema, statically, from the released wheels.
 
-    python3 scripts/extract_sglang_schema.py 0.5.23 [--wheel PATH] [--out PATH]
+Adding a new sglang release (one command; then run the tests and commit the two changed files):
 
-The wheel is fetched with `pip download --no-deps` into ~/.cache/kimi-lsp/wheels (never into
-the repository) and read straight from the zip with `ast`: nothing of sglang is imported, so
-neither torch nor any other heavy dependency is needed. The recipe follows
-shared/reference/sglang.md §2.2; it reimplements `add_cli_args_from_dataclass` and the manual
-registrations of `ServerArgs.add_cli_args`, and records what argparse would hold for every
-action. `scripts/sglang_oracle.py` dumps the same shape from sglang's real parser, and
-tests/unit/test_schema.py compares the two.
+    python3 scripts/extract_sglang_schema.py --add 0.5.24
+
+Other uses:
+
+    python3 scripts/extract_sglang_schema.py 0.5.23 [--wheel PATH] [--out PATH]   one release's document
+    python3 scripts/extract_sglang_schema.py --rebuild     re-extract every shipped release
+    python3 scripts/extract_sglang_schema.py --verify      re-extract all, compare with the store
+
+Wheels are fetched with `pip download --no-deps` into ~/.cache/kimi-lsp/wheels (never into the
+repository) and read straight from the zip with `ast`: nothing of sglang is imported, so neither
+torch nor any other heavy dependency is needed. The recipe follows shared/reference/sglang.md
+§2.2 and covers both generations of sglang's parser: the hand-written `parser.add_argument` calls
+of the dataclass `ServerArgs.add_cli_args` (0.4.x to 0.5.20) and `add_cli_args_from_dataclass`
+over the msgspec namespaces (0.5.21 on), with the `--config` merger of each release (none in
+0.4.x; the verbatim `boolean_actions` merger of 0.5.1-0.5.7; dest-keyed from 0.5.8; dest and long
+options from 0.5.23). It records what argparse would hold for every action.
+
+`--add`/`--rebuild` pack every release into the one store kimi-lsp ships,
+server/kimi_lsp/knowledge/data/sglang-schemas.tsv (format: scripts/sglang_schema_store.py), and
+write the sha256 of each release's extractor document to tests/data/oracle/extractor-digests.json,
+so that tests/unit/test_schema_store.py proves the store unpacks to exactly that. A release the
+extractor cannot reproduce exactly is left out of the store (reason on stderr, exit status 1),
+never shipped as a guess. Shipped: every release on the index from 0.4.0 to 0.5.23, .postN
+included (92); none had to be left out.
+
+`scripts/sglang_oracle.py` dumps the same shape from sglang's real parser; tests/unit/test_schema.py
+compares the two for the releases with committed dumps (0.4.0, 0.4.10.post2, 0.5.5, 0.5.10,
+0.5.21-0.5.23). Run once over the whole range, the oracle worked for 71 of the 92 releases and
+matched the extractor on every flag and section of all 71; the other 21 (0.4.3.post1-0.4.4.post1,
+0.5.4, 0.5.4.post1, 0.5.11-0.5.20) need a transformers or pydantic of their own day, which the
+oracle venv does not build, so they are checked by the extractor's structural rules only.
 """
 from __future__ import annotations
 
 import argparse
 import ast
+import hashlib
 import json
 import os
 import re
@@ -37,6 +62,9 @@ from kimi_lsp.knowledge.schema import (  # noqa: E402  (the path is set up just 
 
 CACHE = Path(os.environ.get("KIMI_LSP_CACHE", Path.home() / ".cache" / "kimi-lsp"))
 DATA = REPO / "server" / "kimi_lsp" / "knowledge" / "data"
+STORE = DATA / "sglang-schemas.tsv"
+# sha256 of each release's extractor document: what the packed store must unpack to.
+DIGESTS = REPO / "tests" / "data" / "oracle" / "extractor-digests.json"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -89,7 +117,12 @@ class Module:
     imports: dict[str, tuple[str, str | None]] = field(default_factory=dict)  # alias -> (module, name)
     classes: dict[str, ast.ClassDef] = field(default_factory=dict)
     functions: dict[str, ast.FunctionDef] = field(default_factory=dict)
+    star_imports: list[str] = field(default_factory=list)  # `from M import *`, in order
 
+
+# Standard-library constants that appear as defaults; the values are those of the 64-bit
+# CPython sglang runs on.
+STDLIB_CONSTANTS: dict[str, Any] = {"sys.maxsize": 2**63 - 1}
 
 BUILTIN_TYPES = {"str", "int", "float", "bool", "list", "dict", "tuple", "set", "frozenset"}
 
@@ -134,7 +167,10 @@ class Wheel:
                 elif isinstance(sub, ast.ImportFrom):
                     src = _absolute(sub, pkg)
                     for alias in sub.names:
-                        mod.imports[alias.asname or alias.name] = (src, alias.name)
+                        if alias.name == "*":
+                            mod.star_imports.append(src)
+                        else:
+                            mod.imports[alias.asname or alias.name] = (src, alias.name)
                 elif isinstance(sub, ast.Import):
                     for alias in sub.names:
                         if alias.asname:
@@ -176,6 +212,11 @@ class Wheel:
             if sub is not None and self.module(src) is not None and orig not in self.module(src).assigns:
                 return Ref("module", f"{src}.{orig}")
             return self.lookup(src, orig)
+        for src in reversed(mod.star_imports):  # the last star import that defines it wins
+            star = self.module(src)
+            if star is not None and (name in star.assigns or name in star.classes or name in star.functions
+                                     or name in star.imports):
+                return self.lookup(src, name)
         if name in BUILTIN_TYPES:
             return Ref("type", name)
         raise Unresolvable(f"{modname}.{name}")
@@ -244,11 +285,19 @@ class Wheel:
         if isinstance(node, ast.Constant):
             return node.value
         if isinstance(node, ast.List):
-            return [ev(e) for e in node.elts]
+            return self._elements(node.elts, mod, scope)
         if isinstance(node, ast.Tuple):
-            return tuple(ev(e) for e in node.elts)
+            return tuple(self._elements(node.elts, mod, scope))
         if isinstance(node, ast.Set):
-            return {ev(e) for e in node.elts}
+            return set(self._elements(node.elts, mod, scope))
+        if isinstance(node, ast.Subscript):  # `CHOICES[0]` as a default
+            base, index = ev(node.value), ev(node.slice)
+            if isinstance(base, (list, tuple, dict, str)) and isinstance(index, (int, str)):
+                try:
+                    return base[index]
+                except (IndexError, KeyError, TypeError) as err:
+                    raise Unresolvable(f"subscript {err}") from None
+            raise Unresolvable("subscript of a runtime value")
         if isinstance(node, ast.Dict):
             if any(k is None for k in node.keys):
                 raise Unresolvable("dict unpacking")
@@ -294,6 +343,15 @@ class Wheel:
             return out
         raise Unresolvable(ast.dump(node)[:80])
 
+    def _elements(self, elts: list[ast.expr], mod: Module, scope: dict[str, Any]) -> list[Any]:
+        out: list[Any] = []
+        for e in elts:
+            if isinstance(e, ast.Starred):  # `[*QUANTIZATION_CHOICES, "x"]`
+                out.extend(self._iterate(self.eval(e.value, mod, scope)))
+            else:
+                out.append(self.eval(e, mod, scope))
+        return out
+
     def _fstring_part(self, node: ast.expr, mod: Module, scope: dict[str, Any]) -> str:
         if isinstance(node, ast.Constant):
             return str(node.value)
@@ -313,7 +371,7 @@ class Wheel:
     def _iterate(self, value: Any) -> list[Any]:
         if isinstance(value, Ref) and value.kind == "class":
             return self.enum_members(value)
-        if isinstance(value, (list, tuple, set, frozenset)):
+        if isinstance(value, (list, tuple, set, frozenset, dict, type({}.keys()), type({}.values()))):
             return list(value)
         raise Unresolvable("not iterable statically")
 
@@ -323,6 +381,8 @@ class Wheel:
                 qual = f"{base.name}.{attr}"
                 if qual == "argparse.SUPPRESS":
                     return SUPPRESS
+                if qual in STDLIB_CONSTANTS:
+                    return STDLIB_CONSTANTS[qual]
                 return Ref("external", qual)
             if base.kind == "module":
                 return self.lookup(base.name, attr)
@@ -334,6 +394,8 @@ class Wheel:
         if isinstance(base, EnumMember) and attr in ("name", "value"):
             return getattr(base, attr)
         if isinstance(base, str) and attr in ("lower", "upper", "strip", "replace", "join", "format"):
+            return getattr(base, attr)
+        if isinstance(base, dict) and attr in ("keys", "values"):  # `list(Parser.DetectorMap.keys())`
             return getattr(base, attr)
         raise Unresolvable(f"attribute {attr} of {base!r}")
 
@@ -350,9 +412,12 @@ class Wheel:
             return {"set": set, "frozenset": frozenset, "list": list, "tuple": tuple}[func.name](items)
         if func.kind == "type" and func.name == "sorted" and len(node.args) == 1:
             return sorted(self._iterate(ev(node.args[0])))
-        if func.kind == "external" and func.name == "msgspec.field":
+        if func.kind == "external" and func.name in ("msgspec.field", "dataclasses.field"):
             if "default_factory" in kwargs:
-                factory = ev(kwargs["default_factory"])
+                node_f = kwargs["default_factory"]
+                if isinstance(node_f, ast.Lambda) and not node_f.args.args:
+                    return ev(node_f.body)  # `default_factory=lambda: list(DEFAULTS)`
+                factory = ev(node_f)
                 if isinstance(factory, Ref) and factory.kind == "type" and factory.name in ("list", "dict", "set"):
                     return {"list": [], "dict": {}, "set": set()}[factory.name]
                 raise Unresolvable("default_factory")
@@ -606,7 +671,10 @@ def collect_fields(wheel: Wheel) -> list[FieldDecl]:
     assert sa is not None
     ns_list = sa.assigns.get("_INPUT_NAMESPACES")
     if not isinstance(ns_list, ast.List):
-        raise SystemExit("server_args.py: _INPUT_NAMESPACES not found")
+        # Before the msgspec namespaces (up to 0.5.x), ServerArgs is one plain dataclass whose
+        # flags are all registered by hand; its fields only serve `ServerArgs.x` defaults.
+        cls = sa.classes.get("ServerArgs")
+        return _class_body_fields(wheel, cls, sa, lenient=True) if cls is not None else []
     fields: dict[str, FieldDecl] = {}
     for elt in ns_list.elts:
         ref = wheel.eval(elt, sa)
@@ -645,7 +713,7 @@ def class_fields(wheel: Wheel, ref: Ref) -> list[FieldDecl]:
     return out
 
 
-def _class_body_fields(wheel: Wheel, cls: ast.ClassDef, mod: Module) -> list[FieldDecl]:
+def _class_body_fields(wheel: Wheel, cls: ast.ClassDef, mod: Module, *, lenient: bool = False) -> list[FieldDecl]:
     out = []
     for stmt in cls.body:
         if not (isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)):
@@ -653,7 +721,12 @@ def _class_body_fields(wheel: Wheel, cls: ast.ClassDef, mod: Module) -> list[Fie
         ann = stmt.annotation
         if isinstance(ann, ast.Subscript) and getattr(ann.value, "id", None) == "ClassVar":
             continue
-        default = MISSING if stmt.value is None else wheel.eval(stmt.value, mod)
+        try:
+            default = MISSING if stmt.value is None else wheel.eval(stmt.value, mod)
+        except Unresolvable:
+            if not lenient:
+                raise
+            default = UNRESOLVED  # only an error if a registration really uses it
         out.append(FieldDecl(stmt.target.id, ann, default, mod))
     return out
 
@@ -798,12 +871,28 @@ def config_rule(wheel: Wheel) -> dict[str, str]:
     Up to 0.5.22 it looks keys up by `dest` only and refuses every action that is neither
     _StoreTrueAction nor _StoreAction; from 0.5.23 on it also reads each long option
     (`_config_keys`) and accepts any single-value action (`_takes_one_value`)."""
-    mod = wheel.module("sglang.srt.utils.server_args_config_parser")
-    if mod is None:
-        raise SystemExit("no server_args_config_parser.py in the wheel")
+    found = sorted(n for n in wheel.names if n.startswith("sglang/") and n.endswith("/server_args_config_parser.py"))
+    if not found:
+        return {"keys": "none", "accepts": "none"}  # before `--config` existed: no merger at all
+    mod = wheel.module(found[0][:-3].replace("/", "."))
+    assert mod is not None
+    if _legacy_merger_call(wheel):
+        # Up to 0.5.7 prepare_server_args builds `ConfigArgumentMerger(boolean_actions=...)` from
+        # actions that have an `.action` attribute -- no argparse action has one, so the list is
+        # empty: the merger looks nothing up, writes `--key` for `key: true`, nothing for
+        # `false`, `--key value` otherwise, and refuses nothing.
+        return {"keys": "verbatim", "accepts": "any"}
     keys = "dest_and_long_options" if "_config_keys" in mod.functions else "dest"
     accepts = "store_true_or_single_value" if "_takes_one_value" in mod.functions else "store_true_or_store"
     return {"keys": keys, "accepts": accepts}
+
+
+def _legacy_merger_call(wheel: Wheel) -> bool:
+    sa = wheel.module("sglang.srt.server_args")
+    for node in ast.walk(sa.tree):  # type: ignore[union-attr]
+        if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "ConfigArgumentMerger":
+            return any(kw.arg == "boolean_actions" for kw in node.keywords)
+    return False
 
 
 def config_keys_of(rec: dict[str, Any], rule: dict[str, str]) -> list[str]:
@@ -823,6 +912,8 @@ def config_supported(rec: dict[str, Any], rule: dict[str, str]) -> bool:
 
 def apply_config_rule(records: list[dict[str, Any]], rule: dict[str, str]) -> dict[str, Any]:
     """Mirror `ConfigArgumentMerger.__init__`: the store-true keys and the refused keys."""
+    if rule["keys"] in ("none", "verbatim"):
+        return {**rule, "store_true_keys": [], "refused_keys": {}}
     store_true = sorted({k for r in records if r["_class"] == "_StoreTrueAction" for k in config_keys_of(r, rule)})
     supported_keys = {k for r in records if config_supported(r, rule) for k in config_keys_of(r, rule)}
     refused: dict[str, int] = {}  # key -> index of the record sglang's dict keeps (the last)
@@ -939,6 +1030,10 @@ def type_data(wheel: Wheel) -> dict[str, Any]:
     return out
 
 
+class CannotStore(SystemExit):
+    pass
+
+
 def jsonable(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return [jsonable(v) for v in value]
@@ -948,7 +1043,14 @@ def jsonable(value: Any) -> Any:
         return {str(k): jsonable(v) for k, v in value.items()}
     if value is None or isinstance(value, (str, int, float, bool)):
         return value
-    raise SystemExit(f"cannot store {value!r} in JSON")
+    raise CannotStore(f"cannot store {value!r} in JSON")
+
+
+def _jsonable_record(rec: dict[str, Any]) -> dict[str, Any]:
+    try:
+        return {k: jsonable(v) for k, v in rec.items()}
+    except CannotStore as err:
+        raise CannotStore(f"{rec['options']}: {err}") from None
 
 
 def extract(version: str, wheel_path: Path) -> dict[str, Any]:
@@ -964,7 +1066,7 @@ def extract(version: str, wheel_path: Path) -> dict[str, Any]:
         "format": 1,
         "version": version,
         "source": wheel_path.name,
-        "flags": [{k: jsonable(v) for k, v in r.items()} for r in records],
+        "flags": [_jsonable_record(r) for r in records],
         "config": config,
         "deprecated_values": dep_values,
         "deprecated_flags": dep_flags,
@@ -973,18 +1075,97 @@ def extract(version: str, wheel_path: Path) -> dict[str, Any]:
     }
 
 
+def canonical(doc: dict[str, Any]) -> str:
+    return json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def digest(doc: dict[str, Any]) -> str:
+    return hashlib.sha256(canonical(doc).encode("utf-8")).hexdigest()
+
+
+def shipped_documents() -> list[dict[str, Any]]:
+    """Every release of the shipped store, unpacked back to extractor documents."""
+    from kimi_lsp.knowledge import schema as schema_mod
+
+    return [schema_mod._unpack_release(v) for v in schema_mod.shipped_versions()]
+
+
+def write_store(docs: list[dict[str, Any]]) -> Path:
+    """Pack `docs` into the store and record the extractor digest of each release, so that the
+    tests can prove that unpacking gives back exactly what the extractor produced."""
+    from sglang_schema_store import dump, pack
+
+    text = dump(pack(docs))
+    STORE.write_text(text, encoding="utf-8")
+    digests = {d["version"]: digest(d) for d in docs}
+    from kimi_lsp.knowledge.schema import _version_key
+
+    ordered = {v: digests[v] for v in sorted(digests, key=_version_key)}
+    DIGESTS.write_text(json.dumps(ordered, indent=1) + "\n", encoding="utf-8")
+    return STORE
+
+
+def extract_release(version: str, wheel: Path | None = None) -> dict[str, Any] | None:
+    """The document of one release, or None (with the reason on stderr) when it cannot be exact."""
+    try:
+        return extract(version, wheel or fetch_wheel(version))
+    except (Unresolvable, SystemExit, KeyError, StopIteration, AssertionError) as err:
+        print(f"sglang {version}: not extractable exactly, left out: {err}", file=sys.stderr)
+        return None
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("version")
-    ap.add_argument("--wheel", type=Path, help="use this wheel instead of downloading one")
-    ap.add_argument("--out", type=Path, help="default: server/kimi_lsp/knowledge/data/sglang-schema-VERSION.json")
+    ap.add_argument("versions", nargs="*", metavar="VERSION")
+    mode = ap.add_mutually_exclusive_group()
+    mode.add_argument("--add", action="store_true",
+                      help="extract VERSION(s) and add them to the shipped store (replacing the same release)")
+    mode.add_argument("--rebuild", action="store_true",
+                      help="re-extract every shipped release (and VERSIONs) and rewrite the store")
+    mode.add_argument("--verify", action="store_true",
+                      help="re-extract every shipped release and compare it with the store; exit 1 on a difference")
+    ap.add_argument("--wheel", type=Path, help="one VERSION: use this wheel instead of downloading one")
+    ap.add_argument("--out", type=Path, help="one VERSION without --add: write its document here (default stdout)")
     args = ap.parse_args(argv)
-    wheel = args.wheel or fetch_wheel(args.version)
-    data = extract(args.version, wheel)
-    out = args.out or DATA / f"sglang-schema-{args.version}.json"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(data, separators=(",", ":"), ensure_ascii=False) + "\n", encoding="utf-8")
-    print(f"{out}: {len(data['flags'])} flags", file=sys.stderr)
+    sys.path.insert(0, str(REPO / "scripts"))
+    if args.wheel and len(args.versions) != 1:
+        ap.error("--wheel needs exactly one VERSION")
+    if args.verify:
+        bad = 0
+        for doc in shipped_documents():
+            fresh = extract_release(doc["version"])
+            if fresh is None or canonical(fresh) != canonical(doc):
+                print(f"sglang {doc['version']}: the store differs from the extractor", file=sys.stderr)
+                bad += 1
+        print(f"{len(shipped_documents()) - bad} releases equal, {bad} differ", file=sys.stderr)
+        return 1 if bad else 0
+    if args.add or args.rebuild:
+        if args.add and not args.versions:
+            ap.error("--add needs at least one VERSION")
+        docs = {d["version"]: d for d in shipped_documents()}
+        wanted = list(args.versions) + (list(docs) if args.rebuild else [])
+        failed = []
+        for v in dict.fromkeys(wanted):
+            doc = extract_release(v, args.wheel)
+            if doc is None:
+                failed.append(v)
+                docs.pop(v, None)  # never ship a guessed or stale schema for it
+                continue
+            docs[v] = doc
+            print(f"sglang {v}: {len(doc['flags'])} flags", file=sys.stderr)
+        out = write_store(list(docs.values()))
+        print(f"{out}: {len(docs)} releases, {out.stat().st_size} bytes", file=sys.stderr)
+        return 1 if failed else 0
+    if len(args.versions) != 1:
+        ap.error("give one VERSION (or --add/--rebuild/--verify)")
+    data = extract(args.versions[0], args.wheel or fetch_wheel(args.versions[0]))
+    text = json.dumps(data, separators=(",", ":"), ensure_ascii=False) + "\n"
+    if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(text, encoding="utf-8")
+        print(f"{args.out}: {len(data['flags'])} flags", file=sys.stderr)
+    else:
+        sys.stdout.write(text)
     return 0
 
 

@@ -33,8 +33,15 @@ CACHE = Path(os.environ.get("KIMI_LSP_CACHE", Path.home() / ".cache" / "kimi-lsp
 VENV = CACHE / "oracle-venv"
 OUT = REPO / "tests" / "data" / "oracle"
 # What `import sglang.srt.server_args` needs once torch and triton are stubbed (reference §2.5).
+# Releases 0.4.x-0.5.6 import more of them at that point (the OpenAI protocol models, transformers'
+# processor classes, dill, partial_json_parser, fastapi); none needs torch. With these, the
+# oracle runs for 71 of the 92 releases from 0.4.0 to 0.5.23 (0.4.0-0.4.3, 0.4.4.post2-0.5.3.post3,
+# 0.5.4.post2-0.5.10.post1, 0.5.21-0.5.23); 0.4.3.post1-0.4.4.post1, 0.5.4, 0.5.4.post1 and
+# 0.5.11-0.5.20 need a transformers or pydantic of their own day. Adding them did not change the
+# 0.5.21-0.5.23 dumps.
 LIGHT_DEPS = ["msgspec", "pyyaml", "numpy", "orjson", "psutil", "pybase64", "requests", "packaging",
-              "pillow", "starlette", "pydantic", "pyzmq", "tqdm", "ipython", "aiohttp"]
+              "pillow", "starlette", "pydantic", "pyzmq", "tqdm", "ipython", "aiohttp",
+              "openai", "transformers", "dill", "partial-json-parser", "fastapi"]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -80,12 +87,28 @@ def main(argv: list[str] | None = None) -> int:
     # Environment that changes the parser (extra choices) would make the dump machine-dependent.
     for name in [n for n in env if n.startswith("SGLANG_")]:
         del env[name]
-    return subprocess.run(cmd, env=env, check=False).returncode
+    roots = list(STUB_ROOTS)
+    while True:
+        env["KIMI_LSP_ORACLE_STUBS"] = ",".join(roots)
+        proc = subprocess.run(cmd, env=env, check=False, stdout=subprocess.PIPE, text=True)
+        missing = proc.stdout.startswith("MISSING ") and proc.stdout.split()[1]
+        if proc.returncode != MISSING_EXIT or not missing or missing in roots or len(roots) > 30:
+            sys.stdout.write(proc.stdout)
+            return proc.returncode
+        print(f"sglang {args.version}: stubbing {missing} (its import chain needs it)", file=sys.stderr)
+        roots.append(missing)
 
 
 # ---------------------------------------------------------------------------------------------
 # Inner side (runs in the oracle venv, with the wheel's sglang on sys.path)
 # ---------------------------------------------------------------------------------------------
+
+
+# Packages served as stubs: torch and triton always; more (huggingface_hub, transformers, ...) only
+# when a release's `server_args` import chain fails without them (see main's retry loop), so that
+# optional imports sglang guards with `try/except ImportError` keep behaving as on a light install.
+STUB_ROOTS = ("torch", "triton")
+MISSING_EXIT = 3
 
 
 def install_stubs() -> None:
@@ -103,9 +126,15 @@ def install_stubs() -> None:
                 raise AttributeError(name)
             return _new(f"{cls.__module__}.{cls.__name__}.{name}")
 
+        def register(cls, *args: Any, **kwargs: Any) -> Any:
+            # `AutoConfig.register(name, cls)` (transformers), not ABCMeta's one-argument form.
+            return args[-1] if args else None
+
     def _instance_attr(self: Any, name: str) -> Any:
         if name.startswith("__") and name.endswith("__"):
             raise AttributeError(name)
+        if name == "name":  # `lib.m.name` is fed to getattr()/hasattr(), which want a str
+            return f"{type(self).__name__.lower()}_stub"
         return _new(f"{type(self).__module__}.{type(self).__name__}.{name}")
 
     ABSENT_DEVICES = {"npu", "musa", "mlu", "hpu"}  # probed with hasattr(); the rest answer falsy
@@ -121,6 +150,11 @@ def install_stubs() -> None:
                 raise AttributeError(name)  # `hasattr(torch, "npu")` must say no such platform
             if self.__name__ == "torch.version":
                 return None  # no cuda, hip, musa: the platform probes all answer "not this one"
+            if name == "name":  # `lib.m.name` is fed to getattr()/hasattr(), which want a str
+                return self.__name__.replace(".", "_")
+            if self.__name__ == "triton.runtime.driver" and name == "active":
+                # What triton says on a machine without a GPU; device probes then answer "cpu".
+                raise RuntimeError("0 active drivers ([]). There should only be one.")
             full = f"{self.__name__}.{name}"
             if name[:1].isupper() and not name.isupper():
                 value: Any = StubMeta(name, (), {"__module__": self.__name__,
@@ -183,7 +217,7 @@ def install_stubs() -> None:
         return mod
 
     class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-        roots = ("torch", "triton")  # optional imports (transformers, torchcodec) must stay absent
+        roots = tuple(os.environ.get("KIMI_LSP_ORACLE_STUBS", ",".join(STUB_ROOTS)).split(","))
 
         def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
             if fullname.split(".")[0] in self.roots:
@@ -232,18 +266,56 @@ def type_name(tp: Any) -> str | None:
     return TYPE_NAMES.get(key, name)
 
 
-def config_rule_of(module: Any) -> dict[str, str]:
+def config_merger_module() -> Any:
+    """sglang's `--config` merger module, or None for releases before it existed (~0.5.0)."""
+    import importlib
+
+    for name in ("sglang.srt.utils.server_args_config_parser", "sglang.srt.server_args_config_parser"):
+        try:
+            return importlib.import_module(name)
+        except ModuleNotFoundError as err:
+            if not (err.name and name.startswith(err.name)):
+                raise
+    return None
+
+
+def make_merger(scp: Any, parser: argparse.ArgumentParser) -> Any:
+    """The merger exactly as this release's prepare_server_args builds it."""
+    import inspect
+
+    from sglang.srt import server_args as sa
+
+    source = inspect.getsource(sa.prepare_server_args)
+    if "ConfigArgumentMerger(boolean_actions=" in source:
+        # The legacy call site: run its own collection loop on this parser.
+        boolean_actions = []
+        for action in parser._actions:
+            if hasattr(action, "dest") and hasattr(action, "action"):
+                if action.action in ["store_true", "store_false"]:
+                    boolean_actions.append(action.dest)
+        if "hasattr(action, \"action\")" not in source:
+            raise SystemExit("prepare_server_args collects boolean actions in an unknown way")
+        return scp.ConfigArgumentMerger(boolean_actions=boolean_actions)
+    return scp.ConfigArgumentMerger(parser)
+
+
+def config_rule_of(module: Any, merger: Any = None) -> dict[str, str]:
+    if module is None:
+        return {"keys": "none", "accepts": "none"}
+    if merger is not None and not hasattr(merger, "unsupported_actions"):
+        return {"keys": "verbatim", "accepts": "any"}
     return {"keys": "dest_and_long_options" if hasattr(module, "_config_keys") else "dest",
             "accepts": "store_true_or_single_value" if hasattr(module, "_takes_one_value") else "store_true_or_store"}
 
 
 def dump_schema(parser: argparse.ArgumentParser, version: str) -> dict[str, Any]:
     from kimi_lsp.knowledge.schema import ACTION_NAMES
-    from sglang.srt.utils import server_args_config_parser as scp
 
-    merger = scp.ConfigArgumentMerger(parser)
-    rule = config_rule_of(scp)
-    refused_actions = {id(a) for a in merger.unsupported_actions.values()}
+    scp = config_merger_module()
+    merger = make_merger(scp, parser) if scp is not None else None
+    rule = config_rule_of(scp, merger)
+    unsupported = getattr(merger, "unsupported_actions", {})
+    refused_actions = {id(a) for a in unsupported.values()}
     flags = []
     for a in parser._actions:
         cls = type(a).__name__
@@ -261,14 +333,19 @@ def dump_schema(parser: argparse.ArgumentParser, version: str) -> dict[str, Any]
             "deprecated": getattr(a, "new_flag", None),
             "config_refused": cls if id(a) in refused_actions else None,
         })
-    config = {**rule, "store_true_keys": sorted(set(merger.store_true_actions)),
-              "refused_keys": {k: type(v).__name__ for k, v in sorted(merger.unsupported_actions.items())}}
+    store_true = getattr(merger, "store_true_actions", None) or getattr(merger, "boolean_actions", None) or []
+    config = {**rule, "store_true_keys": sorted(set(store_true)),
+              "refused_keys": {k: type(v).__name__ for k, v in sorted(unsupported.items())}}
     return {"format": 1, "version": version, "flags": flags, "config": config,
-            "choice_lists": choice_lists(), "type_data": type_data()}
+            "choice_lists": choice_lists(), "type_data": type_data(),
+            "stubbed_modules": sorted(os.environ.get("KIMI_LSP_ORACLE_STUBS", ",".join(STUB_ROOTS)).split(","))}
 
 
 def choice_lists() -> dict[str, list[Any]]:
-    from sglang.srt.arg_groups import choices as mod
+    try:
+        from sglang.srt.arg_groups import choices as mod
+    except ImportError:
+        return {}  # before the choice lists had a module of their own
 
     out = {}
     for name, value in vars(mod).items():
@@ -279,7 +356,12 @@ def choice_lists() -> dict[str, list[Any]]:
 
 
 def type_data() -> dict[str, Any]:
-    from sglang.srt.model_executor import cuda_graph_config as cg
+    try:
+        from sglang.srt.model_executor import cuda_graph_config as cg
+    except ImportError:
+        return {}
+    if not hasattr(cg, "ALLOWED_KEYS_PER_PHASE"):
+        return {}
 
     try:  # behaviour, not source: does the JSON form reject the retired backend?
         cg.parse_cuda_graph_config_arg('{"decode": {"backend": "tc_piecewise"}}')
@@ -450,9 +532,7 @@ CONFIG_CASES: list[dict[str, Any]] = [
 
 
 def config_probe(parser: argparse.ArgumentParser, mapping: dict[str, Any]) -> dict[str, Any]:
-    from sglang.srt.utils.server_args_config_parser import ConfigArgumentMerger
-
-    merger = ConfigArgumentMerger(parser)
+    merger = make_merger(config_merger_module(), parser)
     try:
         args = merger._convert_config_to_args(mapping)
     except ValueError as e:
@@ -475,12 +555,20 @@ def run_probes(version: str) -> dict[str, Any]:
         probes.append(entry)
     for argv in argv_cases():
         probes.append({"kind": "argv", "argv": argv, **parse(parser, argv)})
-    probes += [config_probe(parser, c) for c in CONFIG_CASES]
+    if config_merger_module() is not None:
+        probes += [config_probe(parser, c) for c in CONFIG_CASES]
     return {"format": 1, "version": version, "python": sys.version.split()[0], "probes": probes}
 
 
 def inner(args: argparse.Namespace) -> int:
     install_stubs()
+    try:
+        import sglang.srt.server_args  # noqa: F401
+    except ModuleNotFoundError as err:
+        if err.name and not err.name.startswith("sglang"):
+            print(f"MISSING {err.name.split('.')[0]}")  # the outer side stubs it and runs again
+            return MISSING_EXIT
+        raise
     if args.argv:
         parser = probe_parser()
         for raw in args.argv:

@@ -1,8 +1,9 @@
 """The shipped sglang schemas against sglang's own argparse parser (tests/data/oracle/).
 
 The oracle files are dumps made by scripts/sglang_oracle.py from the real
-`ServerArgs.add_cli_args` of each release; the schema files are made statically by
-scripts/extract_sglang_schema.py. Equality of the two is what lets kimi-lsp trust the static data.
+`ServerArgs.add_cli_args` of a spread of releases (0.4.0, late 0.4.x, 0.5.5, 0.5.10, 0.5.21-0.5.23); the
+shipped schemas are made statically by scripts/extract_sglang_schema.py for every release.
+Equality of the two is what lets kimi-lsp trust the static data.
 """
 from __future__ import annotations
 
@@ -14,16 +15,17 @@ from typing import Any
 import pytest
 
 from kimi_lsp.knowledge import schema as schema_mod
-from kimi_lsp.knowledge.schema import Flag, check_value, load_schema, shipped_versions
+from kimi_lsp.knowledge.schema import Flag, check_value, load_schema, load_schema_exact, shipped_versions
 
 ORACLE = Path(__file__).resolve().parents[1] / "data" / "oracle"
 VERSIONS = shipped_versions()
+ORACLE_VERSIONS = tuple(sorted((p.name[len("sglang-"):-len(".json")] for p in ORACLE.glob("sglang-*.json")),
+                               key=schema_mod._version_key))
 COMPARED_SECTIONS = ("config", "choice_lists", "type_data")
 
 
 def _raw_schema(version: str) -> dict[str, Any]:
-    path = Path(schema_mod.DATA_DIR) / f"sglang-schema-{version}.json"
-    return json.loads(path.read_text(encoding="utf-8"))
+    return schema_mod._unpack_release(version)
 
 
 def _oracle(name: str) -> dict[str, Any]:
@@ -34,12 +36,21 @@ def _probes(version: str, kind: str) -> list[dict[str, Any]]:
     return [p for p in _oracle(f"argparse-probes-{version}.json")["probes"] if p["kind"] == kind]
 
 
-def test_three_releases_are_shipped() -> None:
-    assert {"0.5.21", "0.5.22", "0.5.23"} <= set(VERSIONS)
-    assert VERSIONS[-1] == "0.5.23"
+def test_every_release_from_0_4_0_is_shipped() -> None:
+    assert VERSIONS[0] == "0.4.0" and VERSIONS[-1] == "0.5.23"
+    assert {"0.4.0.post1", "0.4.10.post2", "0.5.1", "0.5.5", "0.5.15.post1", "0.5.21", "0.5.22"} <= set(VERSIONS)
+    assert len(VERSIONS) >= 92  # every 0.4.x/0.5.x release on the index, .postN included
 
 
-@pytest.mark.parametrize("version", VERSIONS)
+def test_the_oracle_spans_old_and_new_releases() -> None:
+    # The differential test below is only as good as its spread: hand-registered 0.4.x parsers
+    # without `--config`, the verbatim merger (0.5.5), the dest-keyed one (0.5.10), and the
+    # msgspec namespaces of 0.5.21+.
+    assert {"0.4.0", "0.4.10.post2", "0.5.5", "0.5.10", "0.5.21", "0.5.22", "0.5.23"} <= set(ORACLE_VERSIONS)
+    assert set(ORACLE_VERSIONS) <= set(VERSIONS)
+
+
+@pytest.mark.parametrize("version", ORACLE_VERSIONS)
 def test_static_schema_equals_oracle(version: str) -> None:
     static, oracle = _raw_schema(version), _oracle(f"sglang-{version}.json")
     assert [f["options"] for f in static["flags"]] == [f["options"] for f in oracle["flags"]]
@@ -63,7 +74,7 @@ def test_loaded_flags_round_trip(version: str) -> None:
         assert flag.takes_value == (entry["nargs"] != 0)
 
 
-@pytest.mark.parametrize("version", VERSIONS)
+@pytest.mark.parametrize("version", ORACLE_VERSIONS)
 def test_match_agrees_with_argparse(version: str) -> None:
     schema = load_schema(version)
     probes = _probes(version, "match")
@@ -79,7 +90,7 @@ def test_match_agrees_with_argparse(version: str) -> None:
             assert got is None, probe
 
 
-@pytest.mark.parametrize("version", VERSIONS)
+@pytest.mark.parametrize("version", ORACLE_VERSIONS)
 def test_check_value_agrees_with_argparse(version: str) -> None:
     schema = load_schema(version)
     probes = _probes(version, "value")
@@ -96,7 +107,7 @@ def test_check_value_agrees_with_argparse(version: str) -> None:
             assert got == probe["error"][len(prefix):], probe
 
 
-@pytest.mark.parametrize("version", VERSIONS)
+@pytest.mark.parametrize("version", ORACLE_VERSIONS)
 def test_config_key_agrees_with_the_merger(version: str) -> None:
     schema = load_schema(version)
     for probe in _probes(version, "config"):
@@ -112,8 +123,9 @@ def test_config_key_agrees_with_the_merger(version: str) -> None:
         assert flag is None or not flag.config_refused, probe
         if isinstance(value, bool):
             # store-true keys: `true` -> `--key`, `false` -> nothing; any other key -> `--key true`
+            # (the verbatim merger of 0.5.1-0.5.7 writes every boolean that way)
             store_true = probe["merged"] in ([f"--{key}"], [])
-            assert store_true == (flag is not None and flag.action == "store_true"), probe
+            assert store_true == (schema.config_verbatim or (flag is not None and flag.action == "store_true")), probe
 
 
 def test_config_refused_keys_0_5_23() -> None:
@@ -179,7 +191,39 @@ def test_version_resolution() -> None:
     assert load_schema("0.5.23rc0").version == "0.5.22"
     assert load_schema("99.0").version == VERSIONS[-1]
     assert load_schema("0.0.1").version == VERSIONS[0]
-    assert list(VERSIONS) == sorted(VERSIONS, key=lambda v: tuple(int(x) for x in v.split(".")))
+    assert load_schema("0.4.1.post8").version == "0.4.1.post7"
+    assert load_schema("0.5.0").version == "0.4.10.post2"  # there is no 0.5.0 on the index
+    assert list(VERSIONS) == sorted(VERSIONS, key=schema_mod._version_key)
+
+
+def test_load_schema_exact() -> None:
+    assert load_schema_exact("0.5.5").version == "0.5.5"  # type: ignore[union-attr]
+    assert load_schema_exact("v0.5.5") is load_schema("0.5.5")
+    assert load_schema_exact("0.4.10.post2").version == "0.4.10.post2"  # type: ignore[union-attr]
+    assert load_schema_exact("0.5.0") is None  # never released: no nearest-match here
+    assert load_schema_exact("0.5.22.post1") is None
+    assert load_schema_exact("99.0") is None
+    assert load_schema_exact("latest") is None and load_schema_exact("") is None
+
+
+def test_old_releases_have_their_own_flags_and_choices() -> None:
+    old, new = load_schema("0.4.0"), load_schema("0.5.23")
+    # A flag of 0.4.0 that later releases dropped, and the alias order of its day.
+    assert old.exact("--disable-flashinfer") is not None and new.exact("--disable-flashinfer") is None
+    assert old.exact("--tp-size").options == ("--tensor-parallel-size", "--tp-size")  # type: ignore[union-attr]
+    # Choices that grew: cutedsl_mla is not a valid backend before 0.5.2x.
+    assert old.exact("--attention-backend").choices == ("flashinfer", "triton", "torch_native")  # type: ignore[union-attr]
+    assert "cutedsl_mla" not in load_schema("0.5.5").exact("--attention-backend").choices  # type: ignore[union-attr]
+    assert "cutedsl_mla" in new.exact("--attention-backend").choices  # type: ignore[union-attr]
+    assert check_value(old.exact("--attention-backend"), "fa3") is not None  # type: ignore[arg-type]
+    assert check_value(load_schema("0.5.5").exact("--attention-backend"), "fa3") is None  # type: ignore[arg-type]
+    # No `--config` and no merger before it existed.
+    assert not old.config_merger and old.exact("--config") is None and not old.config_refused_keys
+    mid = load_schema("0.5.5")  # `--config` with the first, verbatim merger
+    assert mid.config_merger and mid.config_verbatim and mid.exact("--config") is not None
+    assert mid.config_key("disable-radix-cache").action == "store_true"  # type: ignore[union-attr]
+    assert mid.config_key("tp-size") is None  # emitted as `--tp-size 2`, argparse judges it
+    assert new.config_merger and not new.config_verbatim and new.exact("--config") is not None
 
 
 def test_load_time() -> None:
