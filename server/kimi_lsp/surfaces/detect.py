@@ -219,7 +219,9 @@ def classify_yaml(
     docs = loaded.docs
     if not docs:
         if loaded.problems:
-            return _guess_broken_yaml(text, is_sglang_key)
+            # a limit we enforce (alias bomb, nesting) is no broken line: every key counts
+            error_at = loaded.problems[0].span.start if loaded.syntax_error else -1
+            return _guess_broken_yaml(text, is_sglang_key, error_at)
         return None
     keysets = [_root_keys(d) for d in docs]
     if any("apiVersion" in ks and "kind" in ks for ks in keysets):
@@ -249,13 +251,18 @@ def root_keys(loaded: _yaml.Loaded) -> list[str]:
     return _root_keys(loaded.docs[0]) if loaded.docs else []
 
 
-def _guess_broken_yaml(text: str, is_sglang_key: SglangKey | None) -> Surface | None:
+def _guess_broken_yaml(text: str, is_sglang_key: SglangKey | None, error_at: int = -1) -> Surface | None:
     """A YAML file that does not parse: what it was probably meant to be, from its text."""
     keys = _TOP_KEY_RE.findall(text)
     if "apiVersion" in keys and "kind" in keys:
         return Surface.KUBERNETES
     if "services" in keys:
         return Surface.COMPOSE
+    # A config is proven by the keys written before the line the parser stopped on (that line
+    # is the broken one: what looks like a key there may be anything).
+    if error_at >= 0:
+        line_start = text.rfind("\n", 0, error_at) + 1
+        keys = [m.group(1) for m in _TOP_KEY_RE.finditer(text, 0, line_start)]
     verdict = config_verdict(keys, is_sglang_key)
     if verdict.is_config and verdict.doubt is None:  # a broken guess would be an error: say less
         return Surface.CONFIG_YAML
