@@ -115,6 +115,8 @@ def _sglang_key(key: str, is_sglang_key: SglangKey | None) -> bool:
 # its first ones (each unknown key costs the schema an argparse-style prefix scan: a hostile file
 # with 300,000 keys took 30 s to classify).
 MAX_CLASSIFY_KEYS = 4096
+# Unknown keys a probable config may have (each is checked for being near an option).
+MAX_GUESSED_KEYS = 16
 
 
 # sglang's model option (``--model`` is its alias): an sglang config without one is a fragment
@@ -176,6 +178,8 @@ def config_verdict(
             if k in _FOREIGN_ROOT_KEYS or not _NEAR_FLAG_RE.fullmatch(k.lstrip("-")):
                 return NOT_CONFIG
             unknown.append(k)
+            if len(unknown) > MAX_GUESSED_KEYS:
+                return NOT_CONFIG  # a config is not mostly typos (and each guess costs a fuzzy match)
             continue
         name = _norm(k)
         model = model or name in _MODEL_KEYS
