@@ -213,3 +213,38 @@ def test_kubernetes_image_is_the_same_containers() -> None:
     (launch,) = read(text).launches
     assert launch.image is not None and launch.image.value == "lmsysorg/sglang:v0.5.22"
     assert raw(text, launch.image.span) == "lmsysorg/sglang:v0.5.22"
+
+
+CONDITIONAL = """\
+apiVersion: v1
+kind: Pod
+spec:
+  containers:
+    - image: lmsysorg/sglang:v0.5.23
+      command: [python3, -m, sglang.launch_server]
+      args:
+        - --model-path
+        - m
+        {{- if .Values.pd }}
+        - --disaggregation-mode
+        - prefill
+        {{- else }}
+        - --disaggregation-mode
+        - decode
+        {{- end }}
+        {{- with .Values.extraArgs }}
+        {{- toYaml . | nindent 8 }}
+        {{- end }}
+"""
+
+
+def test_template_condition_around_words_makes_the_launch_a_guess() -> None:
+    (launch,) = read(CONDITIONAL).launches
+    assert launch.doubt is not None and "`{{- if .Values.pd }}`" in launch.doubt
+    # a condition around a rendered block only hides what is unknown already
+    plain = CONDITIONAL.replace("{{- if .Values.pd }}", "").replace("{{- else }}\n", "").replace(
+        "        - --disaggregation-mode\n        - decode\n        {{- end }}\n", ""
+    )
+    (launch,) = read(plain).launches
+    assert launch.doubt is None
+    assert [t.value for t in launch.argv if t.exact] == ["--model-path", "m", "--disaggregation-mode", "prefill"]

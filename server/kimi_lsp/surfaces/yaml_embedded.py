@@ -46,6 +46,9 @@ _SHELL_NAMES = re.compile(r"(?:^|[/\s])(?:ba|z|k|da)?sh\b")
 
 
 _SGLANG = re.compile("sglang", re.IGNORECASE)
+# What is left of masked text once blanks, list dashes and template-value placeholders (``$___``,
+# unknown words already) are removed: the words a template condition may drop.
+_WORDS_SEEN = re.compile(r"[\s,\[\]-]|\$_+")
 
 
 def _chars(y: YamlText, node: ScalarNode) -> MappedSource:
@@ -59,6 +62,7 @@ class _Walker:
         self.ctx = ctx
         self.written = written  # the file as written (templated text unmasked)
         self.blocks = masked.blocks if masked is not None else ()
+        self.controls = masked.controls if masked is not None else ()
         self.launches: list[LaunchCommand] = []
         self.seen: set[int] = set()
         # Where "sglang" is written (any case): a collection whose text has none holds no launch
@@ -194,6 +198,9 @@ class _Walker:
         image = self._image(by_key)
         if image is not None:
             found = [replace(f, image=image) for f in found]
+        doubt = self._template_doubt(by_key)
+        if doubt is not None:
+            found = [replace(f, doubt=doubt) for f in found]
         self.launches.extend(found)
         return used
 
@@ -213,6 +220,24 @@ class _Walker:
                     chars = MappedSource(value, [b.start] * len(value), [b.start] * len(value), b.start)
                     out.append(Word(Token(value, b, exact=False), chars))
         return out
+
+    def _template_doubt(self, by_key: dict[str, Node]) -> str | None:
+        """A template condition or loop inside ``command``/``args`` picks which words are passed;
+        the masked text holds all branches at once, so the launch is only a guess."""
+        masked = self.y.text
+        for key in _CONTAINER_KEYS:
+            node = by_key.get(key)
+            if node is None:
+                continue
+            lo, hi = node.start_mark.index, node.end_mark.index
+            inside = [c for c in self.controls if lo <= c.start < hi]
+            # only a condition around words we read matters (`{{- with .Values.x }}` around a
+            # `toYaml` block or a `{{ . }}` hides nothing: those are unknown words already)
+            for c, nxt in zip(inside, inside[1:]):
+                if _WORDS_SEEN.sub("", masked[c.end : nxt.start]):
+                    written = " ".join(self.written[c.start : c.end].split())
+                    return f"the template action `{written}` decides which of these words are passed; all were read"
+        return None
 
     def _image(self, by_key: dict[str, Node]) -> Located[str] | None:
         """The ``image:`` of the same container (or compose service), exactly as written."""

@@ -659,6 +659,7 @@ _CONTROL_RE = re.compile(
     r"\{[{%]-?\s*(?:if|else|elif|end\w*|range|with|define|for|block|set|macro|call|filter|raw|/\*)\b"
     r"|\{\{-?\s*/\*|\{#"
 )
+_COMMENT_RE = re.compile(r"\{\{-?\s*/\*|\{#")
 MAX_TEMPLATE_ACTIONS = 100_000
 
 
@@ -670,12 +671,14 @@ class Masked:
     becomes blanks; one inside a line becomes ``$___`` of its length: a plain YAML scalar, and a
     shell-style variable to the readers above, so the words it makes are unknown values (as a
     ``$VAR`` in a script is). ``values`` are those placeholders' spans; ``blocks`` the blanked
-    actions that render text we cannot see (not control actions)."""
+    actions that render text we cannot see; ``controls`` the control actions (``if``, ``range``,
+    ``else``...), after which the masked text holds every branch at once."""
 
     text: str
     actions: tuple[Span, ...]
     values: tuple[Span, ...]
     blocks: tuple[Span, ...]
+    controls: tuple[Span, ...] = ()
 
 
 def template_actions(text: str) -> list[Span]:
@@ -697,19 +700,19 @@ def mask_templates(text: str, actions: list[Span] | None = None) -> Masked:
     chars = list(text)
     values: list[Span] = []
     blocks: list[Span] = []
+    controls: list[Span] = []
     for a in actions:
         raw = text[a.start : a.end]
         line_start = text.rfind("\n", 0, a.start) + 1
         line_end = text.find("\n", a.end)
         line_end = len(text) if line_end < 0 else line_end
         rest = _ACTION_RE.sub("", text[line_start:line_end])
-        control = _CONTROL_RE.match(raw) is not None
-        if control or not rest.strip():
+        control = _CONTROL_RE.match(raw) is not None and not _COMMENT_RE.match(raw)
+        if control or _COMMENT_RE.match(raw) or not rest.strip():
             for i in range(a.start, a.end):
                 if chars[i] not in "\r\n":
                     chars[i] = " "
-            if not control:
-                blocks.append(a)
+            (controls if control else blocks).append(a)
         else:
             width = a.end - a.start
             chars[a.start : a.end] = "$" + "_" * (width - 1)
@@ -718,4 +721,4 @@ def mask_templates(text: str, actions: list[Span] | None = None) -> Masked:
                     if text[i] in "\r\n":
                         chars[i] = text[i]
             values.append(a)
-    return Masked("".join(chars), tuple(actions), tuple(values), tuple(blocks))
+    return Masked("".join(chars), tuple(actions), tuple(values), tuple(blocks), tuple(controls))
