@@ -168,12 +168,22 @@ class Engine:
 
     def _is_sglang_key(self, schema: Schema):
         def pred(key: str) -> bool:
-            if schema.config_key(key) is not None:
-                return True
-            m = schema.match("--" + key)
-            return m is not None and not isinstance(m, tuple)
+            # exact names only: a key that is merely a prefix of a flag (`image`) proves nothing
+            return schema.config_key(key) is not None or schema.exact("--" + key) is not None
 
         return pred
+
+    def _near_sglang_key(self, schema: Schema):
+        def near(key: str) -> bool:
+            # a prefix argparse accepts (or finds ambiguous), or a close typo of an option
+            import difflib
+
+            name = key.lstrip("-").replace("_", "-")
+            if schema.match("--" + name) is not None:
+                return True
+            return bool(difflib.get_close_matches("--" + name, schema.long_options(), n=1, cutoff=0.8))
+
+        return near
 
     # -- linting -------------------------------------------------------------------------
     def read_launches(self, path: Path) -> tuple[SourceText | ReadFailure, SurfaceResult | None]:
@@ -184,7 +194,7 @@ class Engine:
         if hit is not None and hit[0] is src:
             return src, hit[1]
         schema = load_schema(None)
-        res = read_surface(src, is_sglang_key=self._is_sglang_key(schema))
+        res = read_surface(src, is_sglang_key=self._is_sglang_key(schema), near_sglang_key=self._near_sglang_key(schema))
         self._surface_cache[path] = (src, res)
         return src, res
 

@@ -108,8 +108,10 @@ def test_deep_yaml_nesting(repo: Path, shape: str) -> None:
         body = "".join("  " * i + "a:\n" for i in range(n)) + "  " * n + "b: 1\n"
     else:
         body = "".join("  " * i + "-\n" for i in range(n)) + "  " * n + "1\n"
-    text = "model-path: moonshotai/Kimi-K3\ndcp-size: 8\nx:\n  " + body.replace("\n", "\n  ") if shape.startswith("block") else \
-        f"model-path: moonshotai/Kimi-K3\ndcp-size: 8\nx: {body}\n"
+    # every root key an sglang option name, so the file is an sglang --config on its own
+    key = "json-model-override-args"
+    text = f"model-path: moonshotai/Kimi-K3\ndcp-size: 8\n{key}:\n  " + body.replace("\n", "\n  ") if shape.startswith("block") else \
+        f"model-path: moonshotai/Kimi-K3\ndcp-size: 8\n{key}: {body}\n"
     result = lint(repo, "k3.yaml", text, seconds=20, max_mb=300)
     assert any("nesting" in m for m in messages(result, "KL001")), [d.message for d in result.diagnostics]
 

@@ -193,8 +193,15 @@ def test_broken_config_yaml_is_kl001_at_the_error(engine, repo: Path, tail: str)
     indexes = _yaml_error_indexes(text)
     if not indexes or not re.fullmatch(r"[^\x00-\x08\x0b\x0c\x0e-\x1f\ufeff\ud800-\udfff]*", text):
         return  # parses (or fails in the reader, not the parser): not this property
+    # The file is an sglang --config because a launch names it (its keys alone may not prove it
+    # once the broken tail adds a key that is no option): KL001 comes through that launch.
     path = repo / "k3.yaml"
-    result = lint_text(engine, path, text)
+    engine.workspace.set_overlay(path, text)
+    engine.invalidate(path)
+    try:
+        result = lint_text(engine, repo / "serve-k3.sh", "python -m sglang.launch_server --config k3.yaml\n")
+    finally:
+        engine.workspace.drop_overlay(path)
     kl001 = [d for d in result.diagnostics if d.code == "KL001" and d.path == path]
     assert kl001, (text, [(d.code, d.message) for d in result.diagnostics])
     starts = {d.location.span.start for d in kl001}

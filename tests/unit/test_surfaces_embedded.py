@@ -281,7 +281,7 @@ def test_broken_yaml_mentioning_sglang() -> None:
     text = "apiVersion: v1\nkind: Pod\nspec:\n  containers:\n  - image: lmsysorg/sglang\n    command: [python3\n"
     result = read(text)
     assert result.is_launch_file and result.problems
-    later_doc = "apiVersion: v1\nkind: Pod\nspec: {containers: [{command: [python3, -m, sglang.launch_server]}]}\n---\nbad: [\n"
+    later_doc = "apiVersion: v1\nkind: Pod\nspec: {containers: [{command: [python3, -m, sglang.launch_server, --model-path, m]}]}\n---\nbad: [\n"
     result = read(later_doc)
     assert len(result.launches) == 1 and result.problems  # documents before the error still count
 

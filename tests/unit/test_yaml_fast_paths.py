@@ -6,7 +6,8 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kimi_lsp.surfaces._yaml import construct, load
+from kimi_lsp.surfaces.shell import MappedSource
+from kimi_lsp.syntax.yaml import ScalarChars, construct, load
 
 TRICKY = [
     "0", "00", "007", "08", "10", "1_000", "+5", "-5", "0x1F", "0b101", "1:30", "190:20:30", "1.5", "1e3",
@@ -14,6 +15,10 @@ TRICKY = [
     "n", "true", "False", "~", "null", "Null", "", "a", "12a", "١٢", "²", "9" * 30, "'1'", '"2"', "!!str 3",
     "!!int '4'", "[1, 2]", "{a: 1}", "- x", "0o17", "1,000", "1 000",
 ]
+
+
+def _mapped(c: ScalarChars) -> MappedSource:
+    return MappedSource(c.text, c.starts, c.ends, c.anchor)
 
 
 def _same(a: object, b: object) -> bool:
@@ -59,7 +64,7 @@ def test_verbatim_scalar_fast_path_maps_like_the_aligner() -> None:
 
     from yaml.nodes import MappingNode, ScalarNode, SequenceNode
 
-    from kimi_lsp.surfaces._yaml import YamlText
+    from kimi_lsp.syntax.yaml import YamlText
 
     fixtures = Path(__file__).resolve().parents[1] / "fixtures"
     checked = 0
@@ -75,8 +80,8 @@ def test_verbatim_scalar_fast_path_maps_like_the_aligner() -> None:
             elif isinstance(node, SequenceNode):
                 stack.extend(node.value)
             elif isinstance(node, ScalarNode):
-                fast = y.scalar_source(node)
-                slow = y._scalar_source_aligned(node, y.start(node), node.end_mark.index)
+                fast = _mapped(y.scalar_source(node))
+                slow = _mapped(y._scalar_source_aligned(node, y.start(node), node.end_mark.index))
                 assert (fast.text, fast.starts, fast.ends, fast.span(0, len(fast.text))) == (
                     slow.text, slow.starts, slow.ends, slow.span(0, len(slow.text))), (f, node.value)
                 checked += 1

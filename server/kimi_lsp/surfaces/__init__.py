@@ -9,8 +9,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from kimi_lsp.surfaces import _yaml
-from kimi_lsp.surfaces.detect import classify_yaml, config_like_text, detect_surface, guess_by_name
+from pathlib import Path
+
+from kimi_lsp.surfaces.detect import (
+    classify_yaml,
+    config_like_text,
+    config_verdict,
+    detect_surface,
+    guess_by_name,
+    root_keys,
+)
 from kimi_lsp.surfaces.dockerfile import read_dockerfile
 from kimi_lsp.surfaces.model import (
     ConfigEntry,
@@ -25,8 +33,9 @@ from kimi_lsp.surfaces.model import (
 )
 from kimi_lsp.surfaces.shell import mentions_sglang, read_shell
 from kimi_lsp.surfaces.toml_profile import read_toml
-from kimi_lsp.surfaces.yaml_config import read_config_yaml
+from kimi_lsp.surfaces.yaml_config import as_problem, read_config_yaml
 from kimi_lsp.surfaces.yaml_embedded import read_embedded
+from kimi_lsp.syntax import yaml as syntax_yaml
 from kimi_lsp.workspace import SourceText
 
 __all__ = [
@@ -51,10 +60,15 @@ def read_surface(
     *,
     is_sglang_key: Callable[[str], bool] | None = None,
     force: Surface | None = None,
+    near_sglang_key: Callable[[str], bool] | None = None,
 ) -> SurfaceResult:
-    """Launches and syntax problems of one file; never raises."""
+    """Launches and syntax problems of one file; never raises.
+
+    ``is_sglang_key``: whether a YAML key is exactly an sglang option name (dashes or
+    underscores); ``near_sglang_key``: whether an unknown key is near one (a prefix argparse
+    accepts, a typo). Without them a small built-in list of common flags stands in."""
     try:
-        return read_surface_strict(source, is_sglang_key=is_sglang_key, force=force)
+        return read_surface_strict(source, is_sglang_key=is_sglang_key, force=force, near_sglang_key=near_sglang_key)
     except Exception as exc:  # a reader bug must not take the engine (or the editor) down
         return SurfaceResult(
             is_launch_file=force is not None,
@@ -67,6 +81,7 @@ def read_surface_strict(
     *,
     is_sglang_key: Callable[[str], bool] | None = None,
     force: Surface | None = None,
+    near_sglang_key: Callable[[str], bool] | None = None,
 ) -> SurfaceResult:
     """``read_surface`` without the safety net (tests use it to see reader bugs)."""
     path, text = source.path, source.text
@@ -78,19 +93,49 @@ def read_surface_strict(
     if kind == Surface.TOML:
         return read_toml(path, text, forced=force is not None)
     if kind == "yaml" or kind in _YAML_SURFACES:
-        if force is None and not mentions_sglang(text) and not config_like_text(text, is_sglang_key):
-            # Every launch names sglang; only a --config YAML may not. Skip parsing the rest.
-            return SurfaceResult()
-        loaded = _yaml.load(text)
-        surface = force if force is not None else classify_yaml(path, text, loaded, is_sglang_key)
-        if surface == Surface.CONFIG_YAML:
-            return read_config_yaml(path, text, loaded)
-        if surface is None:
-            problems = tuple(loaded.problems)
-            return SurfaceResult(problems=problems, is_launch_file=bool(problems) and mentions_sglang(text))
-        if not loaded.docs and loaded.problems:
-            return SurfaceResult(
-                problems=tuple(loaded.problems), is_launch_file=force is not None or mentions_sglang(text)
-            )
-        return read_embedded(path, text, loaded, surface)
+        return _read_yaml(path, text, is_sglang_key, near_sglang_key, force)
     return SurfaceResult()
+
+
+def _helm_template_dir(path: Path) -> bool:
+    """A file under a Helm chart's ``templates/`` (a ``Chart.yaml`` beside that directory)."""
+    for parent in path.parents:
+        if parent.name == "templates":
+            try:
+                return (parent.parent / "Chart.yaml").is_file()
+            except OSError:
+                return False
+    return False
+
+
+def _read_yaml(
+    path: Path,
+    text: str,
+    is_sglang_key: Callable[[str], bool] | None,
+    near_sglang_key: Callable[[str], bool] | None,
+    force: Surface | None,
+) -> SurfaceResult:
+    # Templated YAML (Helm/Go, Jinja) is read with its actions masked, offsets unchanged.
+    actions = syntax_yaml.template_actions(text)
+    masked = syntax_yaml.mask_templates(text, actions) if actions else None
+    templated = masked is not None or _helm_template_dir(path)
+    ytext = masked.text if masked is not None else text
+    if force is None and not mentions_sglang(text) and not config_like_text(ytext, is_sglang_key):
+        # Every launch names sglang; only a --config YAML may not. Skip parsing the rest.
+        return SurfaceResult()
+    loaded = syntax_yaml.load(ytext)
+    if templated and loaded.problems:
+        # What does not parse is the template's business: say nothing about YAML syntax.
+        loaded = syntax_yaml.Loaded(docs=loaded.docs, problems=[], count=loaded.count)
+    surface = force if force is not None else classify_yaml(path, ytext, loaded, is_sglang_key, near_sglang_key)
+    if surface == Surface.CONFIG_YAML:
+        doubt = None
+        if force is None:
+            doubt = config_verdict(root_keys(loaded), is_sglang_key, near_sglang_key).doubt
+        return read_config_yaml(path, ytext, loaded, doubt=doubt)
+    problems = tuple(as_problem(p) for p in loaded.problems)
+    if surface is None:
+        return SurfaceResult(problems=problems, is_launch_file=bool(problems) and mentions_sglang(text))
+    if not loaded.docs and problems:
+        return SurfaceResult(problems=problems, is_launch_file=force is not None or mentions_sglang(text))
+    return read_embedded(path, ytext, loaded, surface, masked=masked, written=text)

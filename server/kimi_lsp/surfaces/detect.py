@@ -3,8 +3,9 @@
 Names decide first (Dockerfile*, ``*.sh``/``*.sbatch``..., ``*.toml``, ``*.yaml``/``*.yml``), a
 shell shebang makes an extension-less file a script. A YAML file is then classified by its
 composed documents: Kubernetes (``apiVersion`` + ``kind``), CI (by path), compose (a ``services``
-mapping), an sglang ``--config`` (a root mapping whose keys are mostly sglang flags and that has
-none of the keys of the other kinds), or any other YAML that runs a launch somewhere (CI_YAML).
+mapping), an sglang ``--config`` (root keys that are exact sglang option names, a model among them;
+see ``config_verdict``), or any other YAML that runs a launch somewhere (CI_YAML). A YAML file a
+launch names with ``--config`` is read as one whatever its keys (the engine forces it).
 """
 from __future__ import annotations
 
@@ -14,7 +15,8 @@ from pathlib import Path, PurePath
 
 from yaml.nodes import MappingNode, Node, ScalarNode
 
-from kimi_lsp.surfaces import _yaml
+from kimi_lsp._record import dataclass
+from kimi_lsp.syntax import yaml as _yaml
 from kimi_lsp.surfaces.model import Surface
 from kimi_lsp.surfaces.toml_profile import has_sglang_table
 
@@ -113,32 +115,96 @@ def _sglang_key(key: str, is_sglang_key: SglangKey | None) -> bool:
 # its first ones (each unknown key costs the schema an argparse-style prefix scan: a hostile file
 # with 300,000 keys took 30 s to classify).
 MAX_CLASSIFY_KEYS = 4096
+# Unknown keys a probable config may have (each is checked for being near an option).
+MAX_GUESSED_KEYS = 16
 
 
-def looks_like_config(keys: list[str], is_sglang_key: SglangKey | None) -> bool:
-    """Whether root keys are those of an sglang ``--config``: most of them are sglang flags."""
+# sglang's model option (``--model`` is its alias): an sglang config without one is a fragment
+# that only a launch naming it can make sense of.
+_MODEL_KEYS = frozenset({"model-path", "model"})
+# The shape of an option name: anything else (``Image``, ``my.key``) is some other format's key.
+_NEAR_FLAG_RE = re.compile(r"[a-z][a-z0-9]*(?:[-_][a-z0-9]+)*")
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigVerdict:
+    """Whether root keys make a file an sglang ``--config`` on their own, and the doubt if only
+    probably (``doubt`` is None when the keys prove it)."""
+
+    is_config: bool
+    doubt: str | None = None
+
+
+NOT_CONFIG = ConfigVerdict(False)
+
+
+def _norm(key: str) -> str:
+    return key.lstrip("-").replace("_", "-")
+
+
+def _near_key(key: str, near_sglang_key: SglangKey | None) -> bool:
+    if near_sglang_key is not None:
+        try:
+            return bool(near_sglang_key(key))
+        except Exception:  # a faulty predicate must not break reading
+            return False
+    import difflib  # only for files that name a model path and have an unknown key
+
+    name = _norm(key)
+    return any(f.startswith(name) for f in _COMMON_FLAGS) or bool(
+        difflib.get_close_matches(name, _COMMON_FLAGS, n=1, cutoff=0.8)
+    )
+
+
+def config_verdict(
+    keys: list[str], is_sglang_key: SglangKey | None, near_sglang_key: SglangKey | None = None
+) -> ConfigVerdict:
+    """Root keys of a YAML file no launch names with ``--config``: a config when every key is an
+    exact sglang option name (prefixes prove nothing: ``host``/``image``/``config`` are Helm
+    keys too) and one of them is the model; probably one when the model path is there and every
+    other key is near an option (a prefix argparse may accept, or a typo: ``near_sglang_key``);
+    otherwise not a launch file at all."""
     keys = keys[:MAX_CLASSIFY_KEYS]
-    if not keys or any(k in _FOREIGN_ROOT_KEYS and not _sglang_key(k, is_sglang_key) for k in keys):
-        return False
+    if not keys:
+        return NOT_CONFIG
     seen: dict[str, bool] = {}
-    known = unknown = 0
+    unknown: list[str] = []
+    model = model_path = False
     for k in keys:
         hit = seen.get(k)
         if hit is None:
             hit = seen[k] = _sglang_key(k, is_sglang_key)
-        if hit:
-            known += 1
-        else:
-            unknown += 1
-            if is_sglang_key is not None and unknown * 2 >= len(keys):
-                return False  # a majority can no longer be known keys
-    if known == 0:
-        return False
-    if is_sglang_key is not None:
-        return known * 2 > len(keys)
-    # Without the schema: one well-known flag, and most keys shaped like flag names.
-    flaglike = sum(1 for k in keys if _FLAG_KEY_RE.fullmatch(k))
-    return flaglike * 2 > len(keys)
+        if not hit:
+            if k in _FOREIGN_ROOT_KEYS or not _NEAR_FLAG_RE.fullmatch(k.lstrip("-")):
+                return NOT_CONFIG
+            unknown.append(k)
+            if len(unknown) > MAX_GUESSED_KEYS:
+                return NOT_CONFIG  # a config is not mostly typos (and each guess costs a fuzzy match)
+            continue
+        name = _norm(k)
+        model = model or name in _MODEL_KEYS
+        model_path = model_path or name == "model-path"
+    if not model:
+        return NOT_CONFIG
+    if not unknown:
+        return ConfigVerdict(True)
+    if not model_path:
+        return NOT_CONFIG  # `model:` alone is too common a key to carry a guess
+    if not all(_near_key(k, near_sglang_key) for k in dict.fromkeys(unknown)):
+        return NOT_CONFIG  # a key far from every option: some other format that names a model
+    shown = ", ".join(f"`{k}`" for k in dict.fromkeys(unknown))
+    return ConfigVerdict(
+        True,
+        f"kimi-lsp only guesses this file is an sglang --config: no launch names it, and {shown} "
+        f"{'is no sglang option' if len(unknown) == 1 else 'are no sglang options'}",
+    )
+
+
+def looks_like_config(
+    keys: list[str], is_sglang_key: SglangKey | None, near_sglang_key: SglangKey | None = None
+) -> bool:
+    """Whether root keys make the file an sglang ``--config`` (surely or probably)."""
+    return config_verdict(keys, is_sglang_key, near_sglang_key).is_config
 
 
 def _root_keys(node: Node) -> list[str]:
@@ -147,11 +213,19 @@ def _root_keys(node: Node) -> list[str]:
     return [k.value for k, _ in node.value if isinstance(k, ScalarNode)]
 
 
-def classify_yaml(path: Path, text: str, loaded: _yaml.Loaded, is_sglang_key: SglangKey | None = None) -> Surface | None:
+def classify_yaml(
+    path: Path,
+    text: str,
+    loaded: _yaml.Loaded,
+    is_sglang_key: SglangKey | None = None,
+    near_sglang_key: SglangKey | None = None,
+) -> Surface | None:
     docs = loaded.docs
     if not docs:
         if loaded.problems:
-            return _guess_broken_yaml(text, is_sglang_key)
+            # a limit we enforce (alias bomb, nesting) is no broken line: every key counts
+            error_at = loaded.problems[0].span.start if loaded.syntax_error else -1
+            return _guess_broken_yaml(text, is_sglang_key, error_at)
         return None
     keysets = [_root_keys(d) for d in docs]
     if any("apiVersion" in ks and "kind" in ks for ks in keysets):
@@ -163,7 +237,7 @@ def classify_yaml(path: Path, text: str, loaded: _yaml.Loaded, is_sglang_key: Sg
         for k, v in first.value:
             if isinstance(k, ScalarNode) and k.value == "services" and isinstance(v, MappingNode):
                 return Surface.COMPOSE
-        if looks_like_config(keysets[0], is_sglang_key):
+        if looks_like_config(keysets[0], is_sglang_key, near_sglang_key):
             return Surface.CONFIG_YAML
     if _LAUNCH_RE.search(text):
         return Surface.CI_YAML
@@ -171,18 +245,30 @@ def classify_yaml(path: Path, text: str, loaded: _yaml.Loaded, is_sglang_key: Sg
 
 
 def config_like_text(text: str, is_sglang_key: SglangKey | None = None) -> bool:
-    """Whether the top-level keys found by a line scan look like an sglang ``--config``."""
-    return looks_like_config(_TOP_KEY_RE.findall(text), is_sglang_key)
+    """Whether a line scan finds a top-level model key: a cheap gate before parsing a YAML file
+    that does not mention sglang (every sglang config names its model)."""
+    return any(_norm(k) in _MODEL_KEYS and _sglang_key(k, is_sglang_key) for k in _TOP_KEY_RE.findall(text))
 
 
-def _guess_broken_yaml(text: str, is_sglang_key: SglangKey | None) -> Surface | None:
+def root_keys(loaded: _yaml.Loaded) -> list[str]:
+    """The first document's root keys (what sglang's ``safe_load`` would read)."""
+    return _root_keys(loaded.docs[0]) if loaded.docs else []
+
+
+def _guess_broken_yaml(text: str, is_sglang_key: SglangKey | None, error_at: int = -1) -> Surface | None:
     """A YAML file that does not parse: what it was probably meant to be, from its text."""
     keys = _TOP_KEY_RE.findall(text)
     if "apiVersion" in keys and "kind" in keys:
         return Surface.KUBERNETES
     if "services" in keys:
         return Surface.COMPOSE
-    if looks_like_config(keys, is_sglang_key):
+    # A config is proven by the keys written before the line the parser stopped on (that line
+    # is the broken one: what looks like a key there may be anything).
+    if error_at >= 0:
+        line_start = text.rfind("\n", 0, error_at) + 1
+        keys = [m.group(1) for m in _TOP_KEY_RE.finditer(text, 0, line_start)]
+    verdict = config_verdict(keys, is_sglang_key)
+    if verdict.is_config and verdict.doubt is None:  # a broken guess would be an error: say less
         return Surface.CONFIG_YAML
     if _LAUNCH_RE.search(text):
         return Surface.CI_YAML

@@ -11,13 +11,14 @@ from pathlib import Path
 
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-from kimi_lsp.surfaces._yaml import (
+from kimi_lsp.syntax.yaml import (
     MERGE_TAG,
     NULL_TAG,
     ConstructError,
     Loaded,
     YamlText,
     construct,
+    YamlProblem,
     single_document_problem,
 )
 from kimi_lsp.surfaces.model import (
@@ -66,13 +67,18 @@ def _value_span(y: YamlText, pair: _Pair) -> Span:
     return pair.value_span
 
 
-def read_config_yaml(path: Path, text: str, loaded: Loaded) -> SurfaceResult:
-    """Entries of an sglang ``--config`` YAML (the caller decided that this is one)."""
-    problems: list[SyntaxProblem] = list(loaded.problems)
+def as_problem(p: YamlProblem) -> SyntaxProblem:
+    return SyntaxProblem(p.message, p.span)
+
+
+def read_config_yaml(path: Path, text: str, loaded: Loaded, *, doubt: str | None = None) -> SurfaceResult:
+    """Entries of an sglang ``--config`` YAML (the caller decided that this is one, or guessed:
+    ``doubt`` then says why it is only a guess)."""
+    problems: list[SyntaxProblem] = [as_problem(p) for p in loaded.problems]
     if loaded.count > 1 and not problems:
         extra = single_document_problem(text)
         if extra is not None:
-            problems.append(extra)
+            problems.append(as_problem(extra))
     if not loaded.docs and problems:
         # nothing sglang could read: no launch to check, only the problem to report
         return SurfaceResult(problems=tuple(problems), is_launch_file=True)
@@ -98,6 +104,7 @@ def read_config_yaml(path: Path, text: str, loaded: Loaded) -> SurfaceResult:
         span=span,
         base_dir=path.parent,
         config=config,
+        doubt=doubt,
     )
     return SurfaceResult(launches=(launch,), problems=tuple(problems), is_launch_file=True)
 
@@ -123,7 +130,7 @@ def _entries(
         try:
             value = construct(pair.value, y.text, value_span)
         except ConstructError as exc:
-            problems.append(exc.problem)
+            problems.append(as_problem(exc.problem))
             continue
         items: tuple[Span, ...] = ()
         if isinstance(pair.value, SequenceNode):

@@ -22,16 +22,18 @@ from pathlib import Path
 
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-from kimi_lsp.surfaces._yaml import STR_TAG, Loaded, YamlText
-from kimi_lsp.surfaces.model import EnvVar, LaunchCommand, Surface, SurfaceResult, Token
+from kimi_lsp._record import replace
+from kimi_lsp.surfaces.model import EnvVar, LaunchCommand, Surface, SurfaceResult, SyntaxProblem, Token
 from kimi_lsp.surfaces.shell import (
     LaunchContext,
+    MappedSource,
     Word,
     launches_from_commands,
     launches_from_words,
     lex,
     mentions_sglang,
 )
+from kimi_lsp.syntax.yaml import STR_TAG, Loaded, Masked, YamlText
 from kimi_lsp.text import Located, Span
 
 _ENV_KEYS = frozenset({"env", "environment", "envs", "variables"})
@@ -44,12 +46,23 @@ _SHELL_NAMES = re.compile(r"(?:^|[/\s])(?:ba|z|k|da)?sh\b")
 
 
 _SGLANG = re.compile("sglang", re.IGNORECASE)
+# What is left of masked text once blanks, list dashes and template-value placeholders (``$___``,
+# unknown words already) are removed: the words a template condition may drop.
+_WORDS_SEEN = re.compile(r"[\s,\[\]-]|\$_+")
+
+
+def _chars(y: YamlText, node: ScalarNode) -> MappedSource:
+    c = y.scalar_source(node)
+    return MappedSource(c.text, c.starts, c.ends, c.anchor)
 
 
 class _Walker:
-    def __init__(self, y: YamlText, ctx: LaunchContext) -> None:
+    def __init__(self, y: YamlText, ctx: LaunchContext, written: str, masked: Masked | None) -> None:
         self.y = y
         self.ctx = ctx
+        self.written = written  # the file as written (templated text unmasked)
+        self.blocks = masked.blocks if masked is not None else ()
+        self.controls = masked.controls if masked is not None else ()
         self.launches: list[LaunchCommand] = []
         self.seen: set[int] = set()
         # Where "sglang" is written (any case): a collection whose text has none holds no launch
@@ -133,7 +146,7 @@ class _Walker:
         return EnvVar(Located(name[0].value, name[1]), located)
 
     def _env_string(self, node: ScalarNode) -> EnvVar:
-        chars = self.y.scalar_source(node)
+        chars = _chars(self.y, node)
         name, eq, value = node.value.partition("=")
         if not eq:
             return EnvVar(Located(name, chars.span(0, len(name))), None)
@@ -144,7 +157,7 @@ class _Walker:
 
     # -- containers -----------------------------------------------------------------------------
     def _word(self, node: ScalarNode, span: Span) -> Word:
-        chars = self.y.scalar_source(node)
+        chars = _chars(self.y, node)
         inner = chars.span(0, len(node.value))
         # exact: the value sits verbatim inside the written span (an alias's value does not)
         exact = (
@@ -169,7 +182,7 @@ class _Walker:
                         words.append(self._word(item, span))
                 used.add(id(node))
             elif isinstance(node, ScalarNode) and node.tag == STR_TAG and node.value.strip():
-                commands, problems = lex(self.y.scalar_source(node))
+                commands, problems = lex(_chars(self.y, node))
                 if len(commands) != 1:
                     continue  # a whole script: the scalar walk reads it as one
                 words.extend(commands[0].words)
@@ -178,28 +191,92 @@ class _Walker:
                     self.ctx.problems.extend(problems)
         if not words:
             return set()
+        words.extend(self._hidden_words(by_key))
         found = launches_from_words(words, self.ctx, env)
         if not found:
             return set()
+        image = self._image(by_key)
+        if image is not None:
+            found = [replace(f, image=image) for f in found]
+        doubt = self._template_doubt(by_key)
+        if doubt is not None:
+            found = [replace(f, doubt=doubt) for f in found]
         self.launches.extend(found)
         return used
 
+    def _hidden_words(self, by_key: dict[str, Node]) -> list[Word]:
+        """A template action that renders text inside ``command``/``args`` (``{{ toYaml
+        .Values.extraArgs | nindent 12 }}``) adds words nobody can see: one unknown word stands
+        for them, so rules treat the argv as partly unknown (as for ``"$@"`` in a script)."""
+        out: list[Word] = []
+        for key in _CONTAINER_KEYS:
+            node = by_key.get(key)
+            if node is None or not self.blocks:
+                continue
+            lo, hi = node.start_mark.index, node.end_mark.index
+            for b in self.blocks:
+                if lo <= b.start < hi:
+                    value = "$" + "_" * (b.end - b.start - 1)
+                    chars = MappedSource(value, [b.start] * len(value), [b.start] * len(value), b.start)
+                    out.append(Word(Token(value, b, exact=False), chars))
+        return out
+
+    def _template_doubt(self, by_key: dict[str, Node]) -> str | None:
+        """A template condition or loop inside ``command``/``args`` picks which words are passed;
+        the masked text holds all branches at once, so the launch is only a guess."""
+        masked = self.y.text
+        for key in _CONTAINER_KEYS:
+            node = by_key.get(key)
+            if node is None:
+                continue
+            lo, hi = node.start_mark.index, node.end_mark.index
+            inside = [c for c in self.controls if lo <= c.start < hi]
+            # only a condition around words we read matters (`{{- with .Values.x }}` around a
+            # `toYaml` block or a `{{ . }}` hides nothing: those are unknown words already)
+            for c, nxt in zip(inside, inside[1:]):
+                if _WORDS_SEEN.sub("", masked[c.end : nxt.start]):
+                    written = " ".join(self.written[c.start : c.end].split())
+                    return f"the template action `{written}` decides which of these words are passed; all were read"
+        return None
+
+    def _image(self, by_key: dict[str, Node]) -> Located[str] | None:
+        """The ``image:`` of the same container (or compose service), exactly as written."""
+        node = by_key.get("image")
+        if not isinstance(node, ScalarNode) or node.tag != STR_TAG or not node.value.strip():
+            return None
+        span = self.y.span(node)
+        raw = self.written[span.start : span.end]
+        if node.style in ('"', "'") and len(raw) >= 2:
+            span = Span(span.start + 1, span.end - 1)
+            raw = raw[1:-1]
+        return Located(raw, span)
+
     # -- scripts in scalars ----------------------------------------------------------------------
     def _script(self, node: ScalarNode, env: tuple[EnvVar, ...]) -> None:
-        commands, problems = lex(self.y.scalar_source(node))
+        commands, problems = lex(_chars(self.y, node))
         found = launches_from_commands(commands, self.ctx, env)
         self.launches.extend(found)
         if found or _LAUNCH_HINT.search(node.value):
             self.ctx.problems.extend(problems)
 
 
-def read_embedded(path: Path, text: str, loaded: Loaded, surface: Surface) -> SurfaceResult:
+def read_embedded(
+    path: Path, text: str, loaded: Loaded, surface: Surface, *, masked: Masked | None = None, written: str | None = None
+) -> SurfaceResult:
+    """Launches inside YAML ``text`` (the masked text when the file is templated: ``masked``
+    then says where the template actions were, ``written`` is the file as written)."""
     ctx = LaunchContext(path, surface, path.parent)
-    walker = _Walker(YamlText(text), ctx)
+    written = text if written is None else written
+    walker = _Walker(YamlText(text), ctx, written, masked)
     for doc in loaded.docs:
         walker.walk(doc, ())
-    problems = tuple(loaded.problems) + tuple(ctx.problems)
-    launches = tuple(walker.launches)
+    # A templated file that does not parse says nothing: the template engine, not YAML, decides.
+    yaml_problems = () if masked is not None else tuple(SyntaxProblem(p.message, p.span) for p in loaded.problems)
+    problems = yaml_problems + tuple(ctx.problems)
+    # A bare entry point with no words after it (``server_command: python -m sglang.launch_server``
+    # next to a mapping of flags, or a Kubernetes ``command`` whose args live in another resource)
+    # is the prefix of a launch assembled elsewhere, not a launch missing everything.
+    launches = tuple(c for c in walker.launches if c.argv)
     return SurfaceResult(
         launches=launches,
         problems=problems,

@@ -38,9 +38,29 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from yaml.reader import ReaderError
 
 from kimi_lsp._record import dataclass, field
-from kimi_lsp.surfaces.model import SyntaxProblem
-from kimi_lsp.surfaces.shell import MappedSource
 from kimi_lsp.text import Span
+
+
+@dataclass(frozen=True, slots=True)
+class YamlProblem:
+    """The text is not YAML (or exceeds a limit): the message and where. Surfaces turn it into
+    their ``YamlProblem`` (this floor knows nothing of launches)."""
+
+    message: str
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class ScalarChars:
+    """A scalar's value with the file span of each character: ``starts[k]``/``ends[k]`` for
+    character k (zero-width where the character has no text of its own, e.g. a folded break);
+    ``anchor`` is where text after the value would start. ``range`` sequences mean verbatim."""
+
+    text: str
+    starts: Sequence[int]
+    ends: Sequence[int]
+    anchor: int
+
 
 INT_TAG = "tag:yaml.org,2002:int"
 SEQ_TAG = "tag:yaml.org,2002:seq"
@@ -96,7 +116,7 @@ class Loaded:
     """The documents of a YAML stream that composed and passed the limits, and what went wrong."""
 
     docs: list[Node] = field(default_factory=list)
-    problems: list[SyntaxProblem] = field(default_factory=list)
+    problems: list[YamlProblem] = field(default_factory=list)
     count: int = 0  # documents in the stream as far as it could be read (empty ones included)
     syntax_error: bool = False  # the parser rejected the text (as opposed to a limit we enforce)
 
@@ -116,7 +136,7 @@ def _point(text: str, index: int) -> Span:
     return Span(index, index)
 
 
-def problem_from_error(exc: Exception, text: str, *, c_loader: bool = False) -> SyntaxProblem:
+def problem_from_error(exc: Exception, text: str, *, c_loader: bool = False) -> YamlProblem:
     """A YAML exception as a problem at the position it names."""
     if isinstance(exc, MarkedYAMLError):
         mark = exc.problem_mark or exc.context_mark
@@ -127,13 +147,13 @@ def problem_from_error(exc: Exception, text: str, *, c_loader: bool = False) -> 
         span = _point(text, index)
         if text.startswith(("---", "..."), span.start):  # a document marker: point at all of it
             span = Span(span.start, span.start + 3)
-        return SyntaxProblem(f"YAML syntax error: {message}", span)
+        return YamlProblem(f"YAML syntax error: {message}", span)
     if isinstance(exc, ReaderError):
         index = exc.position
         if c_loader:  # libyaml reports a byte offset into the UTF-8 encoding
             index = len(text.encode("utf-8", "surrogatepass")[:index].decode("utf-8", "ignore"))
-        return SyntaxProblem(f"YAML syntax error: {exc.reason}", _point(text, index))
-    return SyntaxProblem(f"YAML syntax error: {exc}", Span(0, 0))
+        return YamlProblem(f"YAML syntax error: {exc.reason}", _point(text, index))
+    return YamlProblem(f"YAML syntax error: {exc}", Span(0, 0))
 
 
 def check_limits(root: Node) -> str | None:
@@ -201,16 +221,16 @@ def _load(text: str, cls: type) -> Loaded:
             # without aliases the composer's own depth limit is the whole story
             why = check_limits(node) if aliases else None
             if why is not None:
-                loaded.problems.append(SyntaxProblem(why, _point(text, node.start_mark.index)))
+                loaded.problems.append(YamlProblem(why, _point(text, node.start_mark.index)))
                 continue
             loaded.docs.append(node)
     except _TooDeep as exc:
-        loaded.problems.append(SyntaxProblem(f"YAML nesting deeper than {MAX_DEPTH} levels", _point(text, exc.index)))
+        loaded.problems.append(YamlProblem(f"YAML nesting deeper than {MAX_DEPTH} levels", _point(text, exc.index)))
     except YAMLError as exc:
         loaded.syntax_error = True
         loaded.problems.append(problem_from_error(exc, text, c_loader=cls is _CLoader))
     except RecursionError:  # not expected (nothing here recurses), but never let it escape
-        loaded.problems.append(SyntaxProblem(f"YAML nesting deeper than {MAX_DEPTH} levels", Span(0, 0)))
+        loaded.problems.append(YamlProblem(f"YAML nesting deeper than {MAX_DEPTH} levels", Span(0, 0)))
     finally:
         try:
             if loader is not None:
@@ -333,7 +353,7 @@ def _compose(loader: yaml.SafeLoader, aliases: list[int] | None = None) -> Node:
             pending.append(node)
 
 
-def single_document_problem(text: str) -> SyntaxProblem | None:
+def single_document_problem(text: str) -> YamlProblem | None:
     """What ``yaml.safe_load`` says about a stream of several documents (sglang reads one)."""
     try:
         # every document already composed within the limits, so libyaml's composer is safe here
@@ -353,7 +373,7 @@ def single_document_problem(text: str) -> SyntaxProblem | None:
 class ConstructError(Exception):
     """A node that composes but does not construct (bad timestamp, unhashable key, unknown tag)."""
 
-    def __init__(self, problem: SyntaxProblem) -> None:
+    def __init__(self, problem: YamlProblem) -> None:
         super().__init__(problem.message)
         self.problem = problem
 
@@ -393,7 +413,7 @@ def construct(node: Node, text: str, span: Span | None = None) -> object:
         raise ConstructError(problem_from_error(exc, text)) from exc
     except (ValueError, TypeError, OverflowError, RecursionError) as exc:
         where = span if span is not None else _point(text, node.start_mark.index)
-        raise ConstructError(SyntaxProblem(f"YAML value cannot be loaded: {exc}", where)) from exc
+        raise ConstructError(YamlProblem(f"YAML value cannot be loaded: {exc}", where)) from exc
 
 
 class YamlText:
@@ -521,7 +541,7 @@ class YamlText:
         return out
 
     # -- scalars as located strings ---------------------------------------------------------------
-    def scalar_source(self, node: ScalarNode) -> MappedSource:
+    def scalar_source(self, node: ScalarNode) -> ScalarChars:
         """The scalar's value with the file span of each character (zero-width where unknown)."""
         text = self.text
         start = self.start(node)
@@ -534,10 +554,10 @@ class YamlText:
             value = node.value
             if b - a == len(value) and text[a:b] == value:
                 anchor = b if value else a
-                return MappedSource(value, range(a, b), range(a + 1, b + 1), anchor)
+                return ScalarChars(value, range(a, b), range(a + 1, b + 1), anchor)
         return self._scalar_source_aligned(node, start, end)
 
-    def _scalar_source_aligned(self, node: ScalarNode, start: int, end: int) -> MappedSource:
+    def _scalar_source_aligned(self, node: ScalarNode, start: int, end: int) -> ScalarChars:
         """Any scalar: its raw text cut into units (escapes, doubled quotes) and aligned."""
         text = self.text
         style = node.style
@@ -601,7 +621,7 @@ def _double_quoted_units(text: str, i: int, stop: int) -> list[tuple[str, int, i
     return units
 
 
-def _align(value: str, units: Sequence[tuple[str, int, int]], anchor: int) -> MappedSource:
+def _align(value: str, units: Sequence[tuple[str, int, int]], anchor: int) -> ScalarChars:
     """Match the value's characters to source units in order.
 
     Every non-blank character of a plain, quoted or block scalar's value appears in its raw text
@@ -626,4 +646,79 @@ def _align(value: str, units: Sequence[tuple[str, int, int]], anchor: int) -> Ma
         ends.append(p)
         if ch in " \t\r\n":
             u = k  # the blanks walked over were folded into this character
-    return MappedSource(value, starts, ends, anchor)
+    return ScalarChars(value, starts, ends, anchor)
+
+
+# -- templated YAML (Helm/Go templates, Jinja) --------------------------------------------------
+
+# ``{{ }}`` not preceded by ``$`` (GitHub Actions' ``${{ }}`` is plain YAML text), ``{% %}``,
+# ``{# #}``. Go template comments ``{{/* */}}`` are ``{{ }}`` actions too.
+_ACTION_RE = re.compile(r"(?<!\$)\{\{.*?\}\}|\{%.*?%\}|\{#.*?#\}", re.DOTALL)
+# Actions that only steer the template (they render no text of their own).
+_CONTROL_RE = re.compile(
+    r"\{[{%]-?\s*(?:if|else|elif|end\w*|range|with|define|for|block|set|macro|call|filter|raw|/\*)\b"
+    r"|\{\{-?\s*/\*|\{#"
+)
+_COMMENT_RE = re.compile(r"\{\{-?\s*/\*|\{#")
+MAX_TEMPLATE_ACTIONS = 100_000
+
+
+@dataclass(frozen=True, slots=True)
+class Masked:
+    """Templated YAML with its template actions masked, every offset unchanged.
+
+    An action alone on its lines (``{{- if .Values.x }}``, ``{{ toYaml .Values.r | nindent 8 }}``)
+    becomes blanks; one inside a line becomes ``$___`` of its length: a plain YAML scalar, and a
+    shell-style variable to the readers above, so the words it makes are unknown values (as a
+    ``$VAR`` in a script is). ``values`` are those placeholders' spans; ``blocks`` the blanked
+    actions that render text we cannot see; ``controls`` the control actions (``if``, ``range``,
+    ``else``...), after which the masked text holds every branch at once."""
+
+    text: str
+    actions: tuple[Span, ...]
+    values: tuple[Span, ...]
+    blocks: tuple[Span, ...]
+    controls: tuple[Span, ...] = ()
+
+
+def template_actions(text: str) -> list[Span]:
+    """Spans of the template actions in ``text`` (empty for plain YAML)."""
+    if "{{" not in text and "{%" not in text and "{#" not in text:
+        return []
+    out: list[Span] = []
+    for m in _ACTION_RE.finditer(text):
+        out.append(Span(m.start(), m.end()))
+        if len(out) >= MAX_TEMPLATE_ACTIONS:
+            break
+    return out
+
+
+def mask_templates(text: str, actions: list[Span] | None = None) -> Masked:
+    """``text`` with its template actions masked (see ``Masked``)."""
+    if actions is None:
+        actions = template_actions(text)
+    chars = list(text)
+    values: list[Span] = []
+    blocks: list[Span] = []
+    controls: list[Span] = []
+    for a in actions:
+        raw = text[a.start : a.end]
+        line_start = text.rfind("\n", 0, a.start) + 1
+        line_end = text.find("\n", a.end)
+        line_end = len(text) if line_end < 0 else line_end
+        rest = _ACTION_RE.sub("", text[line_start:line_end])
+        control = _CONTROL_RE.match(raw) is not None and not _COMMENT_RE.match(raw)
+        if control or _COMMENT_RE.match(raw) or not rest.strip():
+            for i in range(a.start, a.end):
+                if chars[i] not in "\r\n":
+                    chars[i] = " "
+            (controls if control else blocks).append(a)
+        else:
+            width = a.end - a.start
+            chars[a.start : a.end] = "$" + "_" * (width - 1)
+            if "\n" in raw:  # keep the lines (a multi-line action inside a value is rare)
+                for i in range(a.start, a.end):
+                    if text[i] in "\r\n":
+                        chars[i] = text[i]
+            values.append(a)
+    return Masked("".join(chars), tuple(actions), tuple(values), tuple(blocks), tuple(controls))
