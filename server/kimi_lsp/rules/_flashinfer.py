@@ -38,7 +38,9 @@ class Finding:
 
     source: PinSource
     pins: tuple[Pin, ...]  # the flashinfer-python pins (or the sglang pin when via_sglang)
-    status: str  # "bad" | "ok" | "admits-bad" | "unknown" | "stale" (a lock its manifest no longer admits)
+    # "bad" | "ok" | "admits-bad" | "unknown" | "stale" (a lock its manifest no longer admits) |
+    # "broken" (the file exists but cannot be read or parsed: what it pins is unknown)
+    status: str
     shown: str  # what the user wrote / what is locked, e.g. "0.6.16.post4" or ">=0.6.10,<0.7"
     detail: str = ""
     via_sglang: SglangRelease | None = None
@@ -66,6 +68,10 @@ class Evaluation:
         return tuple(f for f in self.findings if f.status == "stale")
 
     @property
+    def broken(self) -> tuple[Finding, ...]:
+        return tuple(f for f in self.findings if f.status == "broken")
+
+    @property
     def undecided(self) -> tuple[Finding, ...]:
         return tuple(f for f in self.findings if f.status in ("admits-bad", "unknown") and not f.lock_decides)
 
@@ -89,6 +95,15 @@ def _applies(pin: Pin) -> bool:
         return False
     except Exception:  # invalid markers, undefined environment names: may apply
         return True
+
+
+def _broken(source: PinSource) -> Finding | None:
+    """A pin file that exists but yielded nothing it could read: a conflict marker, invalid
+    TOML, a permission error, a directory or device under a pin file's name. What it pins is
+    unknown, so it is never "no pin" (fail closed: the launch is not proven safe)."""
+    if source.pins or not source.problems:
+        return None
+    return Finding(source, (), "broken", "", source.problems[0].message)
 
 
 def _fi_pins(source: PinSource) -> tuple[Pin, ...]:
@@ -266,7 +281,14 @@ def _evaluate(ctx: LaunchContext) -> Evaluation:
                 f = _manifest_finding(m, [c for c in constraints if m.format != "constraints"], project.dir)
                 if f is not None:
                     man_f.append(f)
+            broken = [f for f in (_broken(s) for s in (*project.locks, *project.manifests)) if f is not None]
+            if broken:
+                # the nearest project governs even when its pin file cannot be read: a broken
+                # lock must not hand the launch to a parent project or to "no pin"
+                findings.extend(broken)
             if not lock_f and not man_f:
+                if broken:
+                    break
                 continue
             # constraints only narrow a requirement: on their own they decide nothing
             if any(f.source.format != "constraints" for f in man_f):
@@ -308,6 +330,10 @@ def _configured_pin_findings(ctx: LaunchContext) -> list[Finding]:
     assert path is not None
     out: list[Finding] = []
     for src in discovery.read_pin_file(path, ctx.workspace, fmt="requirements"):
+        broken = _broken(src)
+        if broken is not None:
+            out.append(broken)
+            continue
         f = _lock_finding(src, path.parent) if src.is_lock else _manifest_finding(src, [], path.parent)
         if f is not None:
             out.append(f)
