@@ -174,7 +174,8 @@ class Engine:
         return src, res
 
     def lint_file(self, path: Path) -> FileResult:
-        path = self._resolve(Path(path))
+        asked = Path(path)
+        path = self._resolve(asked)
         settings = self.settings_for(path)
         result = FileResult(path, [])
         if settings.excluded(path):
@@ -187,7 +188,7 @@ class Engine:
                 diags.append(self._engine_diag("KL002", Location(prob.path, prob.span), prob.message))
         src, surface = self.read_launches(path)
         if isinstance(src, ReadFailure):
-            if looks_like_launch_candidate(path):
+            if looks_like_launch_candidate(path) or looks_like_launch_candidate(asked):  # a k3.yaml -> /dev/zero link too
                 diags.append(self._read_failure_diag(src))
                 result.is_launch_file = True
             result.diagnostics = self._finish(path, None, diags, settings)

@@ -60,8 +60,8 @@ def collect(paths: list[str], workspace: Workspace) -> tuple[list[Path], list[st
             mode: int | None = os.stat(ap).st_mode
         except (OSError, ValueError):
             mode = None
-        if mode is None and not os.path.lexists(ap):
-            errors.append(f"{raw}: no such file or directory")
+        if mode is None:
+            errors.append(f"{raw}: {_stat_error(ap)}")
             continue
         if mode is not None and stat.S_ISDIR(mode):
             walked = True
@@ -77,8 +77,25 @@ def collect(paths: list[str], workspace: Workspace) -> tuple[list[Path], list[st
                 for f in walk(root, repo):
                     out[f] = None
             continue
+        if mode is not None and not stat.S_ISREG(mode):
+            errors.append(f"{raw}: not a regular file (a device, FIFO or socket is never read)")
+            continue
         out[ap] = None
     return list(out), errors, walked
+
+
+def _stat_error(path: Path) -> str:
+    """Why ``path`` cannot be checked, as the operating system says it (permission denied is
+    not "no such file")."""
+    try:
+        os.stat(path)
+    except FileNotFoundError:
+        return "no such file or directory" if not os.path.lexists(path) else "a link to a missing file"
+    except OSError as exc:
+        return (exc.strerror or str(exc)).lower()
+    except ValueError:
+        return "not a valid path"
+    return "cannot be read"
 
 
 def looks_like_launch_candidate_strict(path: Path) -> bool:

@@ -339,7 +339,8 @@ def _read(source: SourceText, workspace: Workspace | None, is_constraints: bool,
     info = compiled_info(text, has_hashes)
     pins: list[Pin] = []
     problems: list[PinProblem] = []
-    includes: list[Path] = []
+    includes: dict[Path, None] = {}  # ordered and O(1) to test: 20,000 `-r` lines stay linear
+    exists: dict[Path, bool] = {}
     for ln in lines:
         res = parse_line(ln, constraint=is_constraints, editable=info is None)
         pins.extend(res.pins)
@@ -349,9 +350,10 @@ def _read(source: SourceText, workspace: Workspace | None, is_constraints: bool,
             if resolved is None:
                 problems.append(PinProblem(f"{path_text}: remote or variable requirement files are not read", where))
                 continue
-            if resolved not in includes:
-                includes.append(resolved)
-            if workspace is not None and not workspace.exists(resolved):
+            includes[resolved] = None
+            if resolved not in exists:
+                exists[resolved] = workspace is None or workspace.exists(resolved)
+            if not exists[resolved]:
                 problems.append(PinProblem(f"included file not found: {path_text}", where))
     tool = None
     relock = None
@@ -360,15 +362,14 @@ def _read(source: SourceText, workspace: Workspace | None, is_constraints: bool,
         relock = _relock_template(info, source.path.name)
         for inp in info.inputs:
             resolved = resolve_include(source.path, inp)
-            if resolved is not None and resolved not in includes and resolved != source.path:
-                includes.append(resolved)
+            if resolved is not None and resolved != source.path:
+                includes.setdefault(resolved)
         if relock is None:
             # no header naming the input: a sibling ``<stem>.in`` is pip-compile's convention
             sibling = source.path.with_suffix(".in")
             if workspace is not None and workspace.exists(sibling):
                 relock = f'pip-compile -P "{{name}}=={{version}}" -o {source.path.name} {sibling.name}'
-                if sibling not in includes:
-                    includes.append(sibling)
+                includes.setdefault(sibling)
     elif source.path.suffix == ".in":
         tool = "pip-tools"
     return PinSource(
