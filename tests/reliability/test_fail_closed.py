@@ -250,3 +250,146 @@ def test_a_missing_flashinfer_pin_file_is_an_error(repo: Path, monkeypatch: pyte
     (repo / "kimi-lsp.toml").write_text('flashinfer-pin = "vendor/requirements.txt"\n', "utf-8")
     rc, out, _ = check(repo, "-q", "k3.yaml", monkeypatch=monkeypatch)
     assert rc == 1 and "vendor/requirements.txt, cannot be read" in out, out
+
+
+# -- 6. hangs and super-linear walks -----------------------------------------------------------
+
+
+def kimi(root: Path, *args: str, timeout: float, cwd_shell: str | None = None) -> tuple[int, str, str, float]:
+    """``python -P -m kimi_lsp ARGS`` in ``root`` in a process of its own, so that a hang is a
+    failed test (the timeout) rather than a hung suite. Returns rc, stdout, stderr and seconds."""
+    import subprocess
+    import sys
+    import time
+
+    env = {**os.environ, "KIMI_LSP_NO_CACHE": "1", "PYTHONPATH": str(Path(__file__).resolve().parents[2] / "server")}
+    cmd = [sys.executable, "-P", "-m", "kimi_lsp", *args]
+    if cwd_shell is not None:
+        import shlex
+
+        cmd = ["sh", "-c", f"{cwd_shell} && exec {shlex.join(cmd)}"]
+    t0 = time.perf_counter()
+    try:
+        proc = subprocess.run(cmd, cwd=root, env=env, capture_output=True, text=True, timeout=timeout,
+                              stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"kimi-lsp {' '.join(args)} did not finish in {timeout:.0f} s")
+    return proc.returncode, proc.stdout, proc.stderr, time.perf_counter() - t0
+
+
+def hostile_tree(root: Path, *, depth: int = 600, include_lines: int = 20_000) -> Path:
+    """Device links and FIFOs under launch-like names, a ``depth``-deep directory chain ending in
+    a launch, and a requirements.txt with ``include_lines`` ``-r`` lines over a 200-file chain."""
+    (root / "requirements.txt").write_text(
+        OLD_PIN + "".join(f"-r inc/r{i % 200}.txt\n" for i in range(include_lines)), "utf-8")
+    (root / "inc").mkdir()
+    for i in range(200):
+        nxt = f"-r r{i + 1}.txt\n" if i < 199 else ""
+        (root / "inc" / f"r{i}.txt").write_text(f"pkg{i}==1.0\n{nxt}", "utf-8")
+    (root / "k3.yaml").write_text(K3, "utf-8")
+    os.symlink("/dev/ptmx", root / "entrypoint")  # extension-less: the walk reads a shebang
+    os.symlink("/dev/stdin", root / "serve")
+    os.symlink("/dev/zero", root / "zero.yaml")
+    os.mkfifo(root / "start")
+    os.mkfifo(root / "launch.sh")
+    deep = root.joinpath(*["d"] * depth)
+    deep.mkdir(parents=True)
+    (deep / "k3.yaml").write_text(K3, "utf-8")
+    return deep / "k3.yaml"
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/ptmx") or not hasattr(os, "mkfifo"), reason="needs /dev/ptmx and FIFOs")
+def test_a_hostile_tree_is_checked_in_under_5_seconds(repo: Path) -> None:
+    """Done-when of #14: device links, FIFOs, a 600-deep tree and a 20,000-line include chain
+    (before: blocked forever on /dev/ptmx; 122 s for the depth; minutes for the includes)."""
+    deep = hostile_tree(repo)
+    rc, out, err, seconds = kimi(repo, "--check", "-q", ".", timeout=30)
+    assert seconds < 5, f"{seconds:.1f} s"
+    assert rc == 1, (out, err)
+    assert "Traceback" not in err
+    lines = out.splitlines()
+    assert "k3.yaml:4:1: KL101" in out
+    assert any(line.startswith(deep.relative_to(repo).as_posix() + ":4:1: KL101") for line in lines), out[-500:]
+    assert "launch.sh:1:1: KL001 cannot read launch file: not a regular file" in out
+    assert "/dev/zero:1:1: KL001" in out  # the link named zero.yaml: a launch that cannot be read
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
+def test_named_devices_and_fifos_are_usage_errors(repo: Path) -> None:
+    os.mkfifo(repo / "start")
+    os.symlink("/dev/zero", repo / "zero.yaml")
+    rc, out, err, _ = kimi(repo, "--check", "start", "zero.yaml", timeout=20)
+    assert rc == 2 and "start: not a regular file" in err and "zero.yaml: not a regular file" in err, err
+
+
+def test_the_requirements_reader_is_linear_in_include_lines(tmp_path: Path) -> None:
+    """20,000 ``-r`` lines naming 200 files (before: quadratic, 19.6 s for 8,000)."""
+    import time
+
+    from kimi_lsp.pins.requirements import read_requirements_tree
+    from kimi_lsp.workspace import Workspace
+
+    root = make_repo(tmp_path / "r")
+    (root / "requirements.txt").write_text("".join(f"-r inc/r{i % 200}.txt\n" for i in range(20_000)), "utf-8")
+    (root / "inc").mkdir()
+    for i in range(200):
+        (root / "inc" / f"r{i}.txt").write_text(f"pkg{i}==1.0\n", "utf-8")
+    ws = Workspace(root)
+    t0 = time.perf_counter()
+    src = ws.read(root / "requirements.txt")
+    tree = read_requirements_tree(src, ws)  # type: ignore[arg-type]
+    assert time.perf_counter() - t0 < 3.0
+    assert len(tree) == 201 and len(tree[0].includes) == 200
+
+
+def test_the_walk_is_linear_in_depth(tmp_path: Path) -> None:
+    import time
+
+    from kimi_lsp.walk import walk
+
+    root = make_repo(tmp_path / "r")
+    (root / ".gitignore").write_text("*.log\n", "utf-8")
+    deep = root
+    for _ in range(1200):  # deeper than the recursion limit allows a recursive walk (or mkdir)
+        deep = deep / "d"
+        os.mkdir(deep)
+    (deep / "k3.yaml").write_text(K3, "utf-8")
+    (deep / "x.log").write_text("", "utf-8")
+    t0 = time.perf_counter()
+    found = list(walk(root, root))
+    assert time.perf_counter() - t0 < 3.0
+    assert found == [deep / "k3.yaml"]
+
+
+# -- 10. smaller -------------------------------------------------------------------------------
+
+
+def test_a_deleted_working_directory_is_an_error_not_a_traceback(tmp_path: Path) -> None:
+    (tmp_path / "gone").mkdir()
+    rc, out, err, _ = kimi(tmp_path, "--check", ".", timeout=20, cwd_shell="cd gone && rmdir ../gone")
+    assert rc == 2 and "Traceback" not in err and "working directory" in err, err
+
+
+def test_an_empty_path_is_a_usage_error(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (repo / "requirements.txt").write_text(OLD_PIN, "utf-8")
+    (repo / "k3.yaml").write_text(K3, "utf-8")
+    rc, out, err = check(repo, "", monkeypatch=monkeypatch)
+    assert rc == 2 and "empty PATH" in err and not out
+
+
+def test_permission_denied_is_not_reported_as_missing(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A path under a directory this user may not search (simulated: root may search anything)."""
+    target = str(repo / "private" / "k3.yaml")
+    real_stat, real_lstat = os.stat, os.lstat
+
+    def deny(real):
+        def f(path, *a, **kw):
+            if os.fspath(path) == target:
+                raise PermissionError(13, "Permission denied", target)
+            return real(path, *a, **kw)
+        return f
+
+    monkeypatch.setattr(os, "stat", deny(real_stat))
+    monkeypatch.setattr(os, "lstat", deny(real_lstat))
+    rc, out, err = check(repo, "private/k3.yaml", monkeypatch=monkeypatch)
+    assert rc == 2 and "private/k3.yaml: permission denied" in err, err

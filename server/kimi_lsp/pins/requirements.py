@@ -176,6 +176,8 @@ def _parse_options(line: _Logical, lead: int, res: LineResult) -> None:
 
 
 def _unquote(word: str) -> str:
+    if not any(c in word for c in "'\"\\"):
+        return word  # nothing shlex would change (the common case, and 20,000-line files)
     try:
         parts = shlex.split(word)
     except ValueError:
@@ -341,12 +343,15 @@ def _read(source: SourceText, workspace: Workspace | None, is_constraints: bool,
     problems: list[PinProblem] = []
     includes: dict[Path, None] = {}  # ordered and O(1) to test: 20,000 `-r` lines stay linear
     exists: dict[Path, bool] = {}
+    resolved_memo: dict[str, Path | None] = {}
     for ln in lines:
         res = parse_line(ln, constraint=is_constraints, editable=info is None)
         pins.extend(res.pins)
         problems.extend(res.problems)
         for path_text, _is_c, where in res.includes:
-            resolved = resolve_include(source.path, path_text)
+            if path_text not in resolved_memo:
+                resolved_memo[path_text] = resolve_include(source.path, path_text)
+            resolved = resolved_memo[path_text]
             if resolved is None:
                 problems.append(PinProblem(f"{path_text}: remote or variable requirement files are not read", where))
                 continue
@@ -419,7 +424,7 @@ def read_requirements_tree(
         src, depth = todo.pop(0)
         if depth >= _MAX_INCLUDE_DEPTH:
             continue
-        for path_text, is_c in _include_directives(src):
+        for path_text, is_c in dict.fromkeys(_include_directives(src)):  # each directive once
             resolved = resolve_include(src.path, path_text)
             if resolved is None or (resolved, is_c) in seen:
                 continue  # remote, or already read: pip would loop forever on a cycle, we don't
