@@ -303,7 +303,10 @@ def test_a_hostile_tree_is_checked_in_under_5_seconds(repo: Path) -> None:
     """Done-when of #14: device links, FIFOs, a 600-deep tree and a 20,000-line include chain
     (before: blocked forever on /dev/ptmx; 122 s for the depth; minutes for the includes)."""
     deep = hostile_tree(repo)
-    rc, out, err, seconds = kimi(repo, "--check", "-q", ".", timeout=30)
+    try:
+        rc, out, err, seconds = kimi(repo, "--check", "-q", ".", timeout=30)
+    finally:
+        remove_deep(repo / "d")  # before pytest's recursive clean-up meets it
     assert seconds < 5, f"{seconds:.1f} s"
     assert rc == 1, (out, err)
     assert "Traceback" not in err
@@ -355,10 +358,21 @@ def test_the_walk_is_linear_in_depth(tmp_path: Path) -> None:
         os.mkdir(deep)
     (deep / "k3.yaml").write_text(K3, "utf-8")
     (deep / "x.log").write_text("", "utf-8")
-    t0 = time.perf_counter()
-    found = list(walk(root, root))
-    assert time.perf_counter() - t0 < 3.0
-    assert found == [deep / "k3.yaml"]
+    try:
+        t0 = time.perf_counter()
+        found = list(walk(root, root))
+        assert time.perf_counter() - t0 < 3.0
+        assert found == [deep / "k3.yaml"]
+    finally:
+        remove_deep(root / "d")
+
+
+def remove_deep(top: Path) -> None:
+    """rm -r without recursion (shutil.rmtree, pytest's tmp_path clean-up included, recurses
+    once per level and would fail on this tree)."""
+    import subprocess
+
+    subprocess.run(["rm", "-rf", str(top)], check=True)
 
 
 # -- 10. smaller -------------------------------------------------------------------------------
@@ -393,3 +407,113 @@ def test_permission_denied_is_not_reported_as_missing(repo: Path, monkeypatch: p
     monkeypatch.setattr(os, "lstat", deny(real_lstat))
     rc, out, err = check(repo, "private/k3.yaml", monkeypatch=monkeypatch)
     assert rc == 2 and "private/k3.yaml: permission denied" in err, err
+
+
+# -- 7. writes and edits outside the repository ------------------------------------------------
+
+
+def test_fix_through_an_explicit_link_never_rewrites_another_repository(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    here = make_repo(tmp_path / "here")
+    other = make_repo(tmp_path / "other")
+    (other / "requirements.txt").write_text(OLD_PIN, "utf-8")
+    (other / "k3.yaml").write_text(K3, "utf-8")
+    os.symlink(other / "k3.yaml", here / "k3.yaml")
+    rc, out, _ = check(here, "--fix", "k3.yaml", monkeypatch=monkeypatch)
+    assert (other / "requirements.txt").read_text("utf-8") == OLD_PIN
+    assert rc == 1 and "Not fixed" in out and "leads outside the repository" in out, out
+
+
+def test_the_server_never_offers_a_fix_outside_the_repository(tmp_path: Path) -> None:
+    """``flashinfer-pin = "../elsewhere/requirements.txt"``: the bump would edit another
+    repository. Fix-all and ``--fix`` refuse it; the quick fix must not be offered either."""
+    from lsprotocol import types as T
+
+    from kimi_lsp.lsp import code_actions
+    from kimi_lsp.lsp.session import DocSnap, Session
+
+    root = make_repo(tmp_path / "repo")
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "elsewhere" / "requirements.txt").write_text(OLD_PIN, "utf-8")
+    (root / "kimi-lsp.toml").write_text('flashinfer-pin = "../elsewhere/requirements.txt"\n', "utf-8")
+    (root / "k3.yaml").write_text(K3, "utf-8")
+    session = Session(root, [root])
+    uri = (root / "k3.yaml").as_uri()
+    snaps = {root / "k3.yaml": DocSnap(uri, 1, K3)}
+    report = session.document_report(root / "k3.yaml", snaps)
+    kl101 = [d for d in report.items if d.code == "KL101"]
+    assert kl101, report.items
+    bump = [f for f in kl101[0].data["fixes"] if "requirements.txt" in f["title"]]
+    assert bump, kl101[0].data  # the rule still proposes it (the CLI reports it as not fixed)
+    params = T.CodeActionParams(
+        text_document=T.TextDocumentIdentifier(uri=uri), range=kl101[0].range,
+        context=T.CodeActionContext(diagnostics=kl101, only=[T.CodeActionKind.QuickFix]),
+    )
+    actions = code_actions.list_actions(session, snaps, params)
+    titles = [a.title for a in actions]
+    assert not [t for t in titles if "requirements.txt" in t], titles
+    assert not [a for a in actions if a.is_preferred], titles
+
+
+def test_fix_refuses_a_read_only_file(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (repo / "requirements.txt").write_text(OLD_PIN, "utf-8")
+    (repo / "requirements.txt").chmod(0o444)
+    (repo / "k3.yaml").write_text(K3, "utf-8")
+    rc, out, _ = check(repo, "--fix", "k3.yaml", monkeypatch=monkeypatch)
+    assert (repo / "requirements.txt").read_text("utf-8") == OLD_PIN
+    assert (repo / "requirements.txt").stat().st_mode & 0o777 == 0o444
+    assert rc == 1 and "read-only" in out, out
+
+
+def test_fix_keeps_the_owner_or_refuses(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A file of another user: the rewritten file must keep that owner; when the process may not
+    give it back (not root: simulated by a failing chown), nothing is written."""
+    from kimi_lsp import fixes
+
+    (repo / "requirements.txt").write_text(OLD_PIN, "utf-8")
+    (repo / "k3.yaml").write_text(K3, "utf-8")
+    st = (repo / "requirements.txt").stat()
+
+    def no_chown(*_a, **_k):
+        raise PermissionError(1, "Operation not permitted")
+
+    real_stat = os.stat
+
+    def foreign(path, *a, **kw):  # the file appears to belong to uid+1
+        got = real_stat(path, *a, **kw)
+        if os.fspath(path).endswith("requirements.txt"):
+            return os.stat_result((got.st_mode, got.st_ino, got.st_dev, got.st_nlink, got.st_uid + 1, got.st_gid,
+                                   got.st_size, int(got.st_atime), int(got.st_mtime), int(got.st_ctime)))
+        return got
+
+    monkeypatch.setattr(os, "chown", no_chown)
+    monkeypatch.setattr(os, "fchown", no_chown)
+    monkeypatch.setattr(fixes.os, "stat", foreign)
+    rc, out, err = check(repo, "--fix", "k3.yaml", monkeypatch=monkeypatch)
+    monkeypatch.undo()
+    assert (repo / "requirements.txt").read_text("utf-8") == OLD_PIN, (out, err)
+    assert (repo / "requirements.txt").stat().st_uid == st.st_uid
+    assert rc != 0
+
+
+def test_a_killed_fix_leaves_no_temporary_file(repo: Path) -> None:
+    """kill -9 between writing the new text and the rename (simulated: the process kills itself
+    in fsync) must leave nothing in the repository but the untouched original."""
+    import signal
+    import subprocess
+    import sys
+
+    (repo / "requirements.txt").write_text(OLD_PIN, "utf-8")
+    script = (
+        "import os, signal, sys\n"
+        "from pathlib import Path\n"
+        "from kimi_lsp import fixes\n"
+        "from kimi_lsp.workspace import SourceText\n"
+        "os.fsync = lambda fd: os.kill(os.getpid(), signal.SIGKILL)\n"
+        f"p = Path({str(repo / 'requirements.txt')!r})\n"
+        "fixes.write_atomic(SourceText(p, p.read_text()), 'flashinfer-python==0.7.2\\n')\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2] / "server")}
+    proc = subprocess.run([sys.executable, "-P", "-c", script], env=env, capture_output=True, timeout=60)
+    assert proc.returncode == -signal.SIGKILL, proc.stderr
+    assert sorted(p.name for p in repo.iterdir()) == [".git", "requirements.txt"]
+    assert (repo / "requirements.txt").read_text("utf-8") == OLD_PIN

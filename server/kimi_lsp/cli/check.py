@@ -329,7 +329,9 @@ def _fix(ns: argparse.Namespace, run: _Run, fmt: str) -> tuple[list[Diagnostic],
 
     cwd = run.cwd
     # fixes stay inside the repositories of the files being checked
-    roots = {fixes.edit_root(f, cwd) for f in run.files} or {cwd}
+    # ... found from the PATHs as written: a k3.yaml that links into another repository is
+    # checked, but the other repository's files are not this run's to rewrite
+    roots = {fixes.edit_root(_as_written(raw, cwd), cwd) for raw in (ns.paths or ["."])} or {cwd}
     outcome = fixes.fix_until_stable(
         run.lint,
         run.ws,
@@ -423,6 +425,12 @@ def _fix(ns: argparse.Namespace, run: _Run, fmt: str) -> tuple[list[Diagnostic],
     return diags, output.Positions(disk), failed, False
 
 
+def _as_written(raw: str, cwd: Path) -> Path:
+    """PATH made absolute without following links; a directory stands for a file inside it."""
+    p = Path(os.path.abspath(cwd / raw))
+    return p / "_" if os.path.isdir(p) and not os.path.islink(p) else p
+
+
 def _still_reads(path: Path, text: str, src) -> bool:
     """Does ``path`` on disk still decode to ``text`` (what the fixes were computed on)?"""
     from kimi_lsp.workspace import SourceText, decode_bytes
@@ -430,8 +438,10 @@ def _still_reads(path: Path, text: str, src) -> bool:
     if src is None:
         return False
     try:
-        now = decode_bytes(path, Path(os.path.realpath(path)).read_bytes())
-    except OSError:
+        from kimi_lsp.workspace import MAX_FILE_BYTES, read_regular
+
+        now = decode_bytes(path, read_regular(os.path.realpath(path), MAX_FILE_BYTES))
+    except (OSError, ValueError):
         return False
     return isinstance(now, SourceText) and now.text == text
 
