@@ -517,3 +517,30 @@ def test_a_killed_fix_leaves_no_temporary_file(repo: Path) -> None:
     assert proc.returncode == -signal.SIGKILL, proc.stderr
     assert sorted(p.name for p in repo.iterdir()) == [".git", "requirements.txt"]
     assert (repo / "requirements.txt").read_text("utf-8") == OLD_PIN
+
+
+# -- 5. code from the repository never runs ----------------------------------------------------
+
+
+@pytest.mark.parametrize("argv", [["--check", "-q", "."], ["verify", "k3.yaml"]])
+def test_python_m_kimi_lsp_imports_nothing_from_the_working_directory(tmp_path: Path, argv: list[str]) -> None:
+    """``python -m kimi_lsp`` (no ``-P``) run in a repository holding ``yaml/``, ``packaging/``,
+    ``torch/`` and ``flashinfer/`` packages: none of them is imported."""
+    import subprocess
+    import sys
+
+    root = make_repo(tmp_path / "repo")
+    marker = tmp_path / "imported"
+    for mod in ("yaml", "packaging", "torch", "flashinfer", "lsprotocol", "pygls"):
+        (root / mod).mkdir()
+        (root / mod / "__init__.py").write_text(f"open({str(marker)!r}, 'a').write({mod!r} + '\\n')\n", "utf-8")
+    (root / "k3.yaml").write_text(K3, "utf-8")
+    (root / "requirements.txt").write_text(OLD_PIN, "utf-8")
+    # this checkout's package (PYTHONPATH comes after the working directory on sys.path)
+    env = {**os.environ, "KIMI_LSP_NO_CACHE": "1", "PYTHONPATH": str(Path(__file__).resolve().parents[2] / "server")}
+    proc = subprocess.run([sys.executable, "-m", "kimi_lsp", *argv], cwd=root, env=env, capture_output=True,
+                          text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert not marker.exists(), marker.read_text()
+    assert "Traceback" not in proc.stderr, proc.stderr
+    if argv[0] == "--check":
+        assert proc.returncode == 1 and "k3.yaml:4:1: KL101" in proc.stdout, (proc.stdout, proc.stderr)
