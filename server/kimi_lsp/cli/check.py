@@ -243,7 +243,7 @@ def run_check(ns: argparse.Namespace) -> int:
 
     run = _Run(ns, cwd)
     for e in run.errors:
-        print(f"kimi-lsp: error: {e}", file=sys.stderr)
+        print(f"kimi-lsp: error: {output.printable(e)}", file=sys.stderr)
     if run.errors and not run.files:
         return EXIT_ERROR
 
@@ -276,7 +276,7 @@ def run_check(ns: argparse.Namespace) -> int:
 
     _report(ns, fmt, diags, pos, cwd, len(run.files), run.engine_errors)
     for e in run.engine_errors:
-        print(f"kimi-lsp: {e}", file=sys.stderr)
+        print(f"kimi-lsp: {output.printable(e)}", file=sys.stderr)
     if run.engine_errors or run.errors or failed_writes:
         return EXIT_ERROR
     return _exit_code(ns, diags, errors=False, would_change=would_change)
@@ -341,7 +341,7 @@ def _fix(ns: argparse.Namespace, run: _Run, fmt: str) -> tuple[list[Diagnostic],
     # fmt text: the fix report precedes the diagnostics on stdout; otherwise stdout is the
     # machine-readable document (or the diff) and the report goes to stderr
     stream: TextIO = sys.stdout if fmt == "text" and not ns.diff else sys.stderr
-    say: Callable[[str], None] = (lambda s: None) if ns.quiet else (lambda s: print(s, file=stream))
+    say: Callable[[str], None] = (lambda s: None) if ns.quiet else (lambda s: print(output.printable(s), file=stream))
     mem_pos = output.Positions(run.ws)
     not_fixed: list[str] = []
     for r in outcome.refused:

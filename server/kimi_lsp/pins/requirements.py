@@ -290,17 +290,35 @@ def _positional_args(command: str) -> list[str]:
     return out
 
 
+_PLAIN_WORD = re.compile(r"^[A-Za-z0-9_@%+=:,./-]+$")
+
+
+def _plain_command(command: str | None) -> str | None:
+    if not command:
+        return None
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return None
+    if not words or not all(_PLAIN_WORD.match(w) for w in words):
+        return None
+    return " ".join(words)
+
+
 def _relock_template(info: CompiledInfo, out_name: str) -> str | None:
     """Re-run the compile moving only the named package ({name}/{version} placeholders)."""
     # placeholders are substituted with str.replace (not format): braces in the command stay as written
-    cmd = info.command
+    # The header is repository text: it becomes a suggested command only when every word is a
+    # plain word (no `;`, `|`, `$(...)`, redirections, quotes or control characters), and is
+    # then re-quoted; anything else is never offered (a `; curl ... | sh` must not ride along).
+    cmd = _plain_command(info.command)
     if cmd and info.tool == "uv" and cmd.startswith("uv pip compile"):
         return cmd.replace("uv pip compile", "uv pip compile -P {name}=={version}", 1)
     if cmd and info.tool == "uv" and cmd.startswith("uv export"):
         return "uv lock --upgrade-package {name}=={version} && " + cmd
     if cmd and cmd.startswith("pip-compile"):
         return cmd.replace("pip-compile", 'pip-compile -P "{name}=={version}"', 1)
-    if info.inputs:
+    if info.inputs and _PLAIN_WORD.match(info.inputs[0]) and _PLAIN_WORD.match(out_name):
         inp = info.inputs[0]
         if info.tool == "uv":
             return f"uv pip compile {inp} -P {{name}}=={{version}} -o {out_name}"
