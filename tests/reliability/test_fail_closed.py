@@ -587,3 +587,41 @@ def test_escape_sequences_never_reach_the_terminal(repo: Path, monkeypatch: pyte
         assert rc == 1 and "KL201" in out, out
         assert "\x1b" not in out and "\x1b" not in err
         assert "\\x1b[2K" in out
+
+
+# -- 4. marker-split pins ----------------------------------------------------------------------
+
+SPLIT = (
+    "sglang==0.5.23\n"
+    'flashinfer-python==0.6.16.post4 ; platform_machine == "x86_64"\n'
+    'flashinfer-python==0.6.16.post4 ; platform_machine == "aarch64"\n'
+)
+
+
+@pytest.mark.parametrize("target, bumped", [
+    (None, ("x86_64", "aarch64")),  # unknown CPU: every line that may apply is bumped
+    ("gb200", ("aarch64",)),  # Grace: the aarch64 line is the one that runs
+])
+def test_a_marker_split_pin_is_bumped_where_it_applies(
+    repo: Path, monkeypatch: pytest.MonkeyPatch, target: str | None, bumped: tuple[str, ...]
+) -> None:
+    (repo / "requirements.txt").write_text(SPLIT, "utf-8")
+    (repo / "k3.yaml").write_text(K3, "utf-8")
+    args = ["--fix", "--select", "KL101", *(["--target-gpu", target] if target else []), "k3.yaml"]
+    rc, out, _ = check(repo, *args, monkeypatch=monkeypatch)
+    assert rc == 0, out
+    text = (repo / "requirements.txt").read_text("utf-8")
+    for machine in ("x86_64", "aarch64"):
+        want = "0.7.2" if machine in bumped else "0.6.16.post4"
+        assert f'flashinfer-python=={want} ; platform_machine == "{machine}"' in text, text
+
+
+def test_an_old_aarch64_pin_is_an_error_on_grace(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (repo / "requirements.txt").write_text(
+        'flashinfer-python==0.7.2 ; platform_machine == "x86_64"\n'
+        'flashinfer-python==0.6.16.post4 ; platform_machine == "aarch64"\n', "utf-8")
+    (repo / "k3.yaml").write_text(K3, "utf-8")
+    rc, out, _ = check(repo, "-q", "--select", "KL101", "--target-gpu", "gb300", "k3.yaml", monkeypatch=monkeypatch)
+    assert rc == 1 and "KL101" in out, out
+    rc, out, _ = check(repo, "-q", "--select", "KL101", "--target-gpu", "b200", "k3.yaml", monkeypatch=monkeypatch)
+    assert rc == 0, out

@@ -8,6 +8,9 @@ still caught.
 """
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
@@ -28,8 +31,31 @@ _LINUX = {
     "sys_platform": "linux",
     "platform_system": "Linux",
     "os_name": "posix",
-    "platform_machine": "x86_64",
 }
+# The CPUs a GPU host may have. Grace boards (GB200, GB300, GH200) are aarch64; an unknown
+# target may be either, so a pin counts when its marker holds on any of them (every such line is
+# checked, and bumped by the fix: a marker-split pin is never half-fixed).
+ALL_MACHINES = ("x86_64", "aarch64")
+_GRACE = {"gb200", "gb300", "gh200"}
+_machines: ContextVar[tuple[str, ...]] = ContextVar("kimi_lsp_target_machines", default=ALL_MACHINES)
+
+
+def target_machines(target_gpu: str | None) -> tuple[str, ...]:
+    g = (target_gpu or "").strip().lower()
+    if g in _GRACE:
+        return ("aarch64",)
+    from kimi_lsp.config import GPU_SM
+
+    return ("x86_64",) if g in GPU_SM else ALL_MACHINES
+
+
+@contextmanager
+def _for_target(ctx: LaunchContext) -> Iterator[None]:
+    token = _machines.set(target_machines(getattr(ctx.settings, "target_gpu", None)))
+    try:
+        yield
+    finally:
+        _machines.reset(token)
 
 
 @dataclass(frozen=True)
@@ -88,10 +114,12 @@ def _applies(pin: Pin) -> bool:
 
     try:
         marker = Marker(pin.marker)
-        for py in _PYTHONS:
-            env = {**_LINUX, "extra": pin.group or "", "python_version": py, "python_full_version": f"{py}.0"}
-            if marker.evaluate(env):
-                return True
+        for machine in _machines.get():
+            for py in _PYTHONS:
+                env = {**_LINUX, "platform_machine": machine, "extra": pin.group or "",
+                       "python_version": py, "python_full_version": f"{py}.0"}
+                if marker.evaluate(env):
+                    return True
         return False
     except Exception:  # invalid markers, undefined environment names: may apply
         return True
@@ -247,7 +275,11 @@ def _classify_pins(specs: list[str], constraints: list[str]) -> tuple[str, str]:
 
 
 def evaluate(ctx: LaunchContext) -> Evaluation:
-    return ctx.memo("flashinfer", lambda: _evaluate(ctx))  # type: ignore[return-value]
+    def run() -> Evaluation:
+        with _for_target(ctx):
+            return _evaluate(ctx)
+
+    return ctx.memo("flashinfer", run)  # type: ignore[return-value]
 
 
 def _evaluate(ctx: LaunchContext) -> Evaluation:
@@ -403,6 +435,11 @@ def bump_target(ctx: LaunchContext, ev: Evaluation) -> str:
 
 
 def related_for(ctx: LaunchContext, f: Finding) -> tuple[Related, ...]:
+    with _for_target(ctx):
+        return _related_for(ctx, f)
+
+
+def _related_for(ctx: LaunchContext, f: Finding) -> tuple[Related, ...]:
     pin = f.pins[0]
     if f.via_sglang is not None:
         msg = f"sglang {f.via_sglang.version} is pinned here; it requires flashinfer-python=={f.shown}"
@@ -423,6 +460,11 @@ def related_for(ctx: LaunchContext, f: Finding) -> tuple[Related, ...]:
 
 def bump_fixes(ctx: LaunchContext, ev: Evaluation, f: Finding) -> tuple[Fix, ...]:
     """The safe 'bump the flashinfer-python pin' fix for one failing finding, when a text edit exists."""
+    with _for_target(ctx):
+        return _bump_fixes(ctx, ev, f)
+
+
+def _bump_fixes(ctx: LaunchContext, ev: Evaluation, f: Finding) -> tuple[Fix, ...]:
     from kimi_lsp.pins import bump
 
     target = bump_target(ctx, ev)
