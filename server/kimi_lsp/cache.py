@@ -63,11 +63,13 @@ def _now(kind: int, path: str) -> Any:
     raise ValueError(kind)
 
 
-def _link_components(path: str) -> list[str]:
-    """Every symbolic link among ``path`` and its parent directories (as written)."""
+def _link_components(path: str, checked: set[str]) -> list[str]:
+    """Every symbolic link among ``path`` and its parent directories (as written); ``checked``
+    holds the components already examined (shared parents are looked at once per run)."""
     out = []
     cur = path
-    while True:
+    while cur not in checked:
+        checked.add(cur)
         try:
             if os.path.islink(cur):
                 out.append(cur)
@@ -75,8 +77,9 @@ def _link_components(path: str) -> list[str]:
             pass
         parent = os.path.dirname(cur)
         if parent == cur:
-            return out
+            break
         cur = parent
+    return out
 
 
 def _trusted(st: os.stat_result) -> bool:
@@ -221,12 +224,13 @@ class Cache:
         pending = sorted(used | set(self.files))
         seen: set[str] = set()
         links: set[str] = set()
+        checked: set[str] = set()  # directories already examined for links
         while pending:
             p = pending.pop()
             if p in seen:
                 continue
             seen.add(p)
-            links.update(_link_components(p))
+            links.update(_link_components(p, checked))
             sig = _sig(p)
             if sig is None:
                 parent = os.path.dirname(p)

@@ -245,6 +245,16 @@ def test_an_unreadable_requirements_file_is_an_error_even_as_root(repo: Path, mo
     assert rc == 1 and "requirements.txt, cannot be read: requirements.txt: permission denied" in out, out
 
 
+def test_a_requirements_file_that_pins_nothing_is_not_an_error(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Zero false positives: a readable docs requirements file with a dangling `-r` hides no
+    flashinfer pin; the good pin beside it decides."""
+    (repo / "requirements.txt").write_text("flashinfer-python==0.7.2\n", "utf-8")
+    (repo / "requirements-docs.txt").write_text("-r docs/missing.txt\n", "utf-8")
+    (repo / "k3.yaml").write_text(K3, "utf-8")
+    rc, out, _ = check(repo, "-q", "--select", "KL1", "k3.yaml", monkeypatch=monkeypatch)
+    assert rc == 0 and not out, out
+
+
 def test_a_missing_flashinfer_pin_file_is_an_error(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (repo / "k3.yaml").write_text(K3, "utf-8")
     (repo / "kimi-lsp.toml").write_text('flashinfer-pin = "vendor/requirements.txt"\n', "utf-8")

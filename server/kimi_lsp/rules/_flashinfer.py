@@ -131,7 +131,13 @@ def _broken(source: PinSource) -> Finding | None:
     unknown, so it is never "no pin" (fail closed: the launch is not proven safe)."""
     if source.pins or not source.problems:
         return None
-    return Finding(source, (), "broken", "", source.problems[0].message)
+    first = source.problems[0]
+    unreadable = first.span.start == 0 and first.span.end == 0 and first.message.startswith(f"{source.path.name}: ")
+    if source.format in ("requirements", "constraints") and not unreadable:
+        # a requirements file whose lines were read but pin nothing (only `-e .`, or a `-r` to
+        # a missing file) is reported by its reader; it hides no flashinfer pin of its own
+        return None
+    return Finding(source, (), "broken", "", first.message)
 
 
 def _fi_pins(source: PinSource) -> tuple[Pin, ...]:
