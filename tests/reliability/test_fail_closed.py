@@ -142,6 +142,17 @@ def test_an_invalid_select_never_narrows_the_rules(
     assert f"{config_name}:" in out and "KL002" in out, out
 
 
+def test_a_broken_setting_is_named_when_only_a_launch_is_checked(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`--check k3.yaml` (what pre-commit passes) under a configuration with a wrong value: the
+    launch's findings and the KL002 that names the setting, once, however many files it governs."""
+    (repo / "requirements.txt").write_text("flashinfer-python==0.7.2\n", "utf-8")
+    (repo / "k3.yaml").write_text(K3, "utf-8")
+    (repo / "k3-b.yaml").write_text(K3, "utf-8")
+    (repo / "kimi-lsp.toml").write_text("flashinfer-pin = 5\n", "utf-8")
+    rc, out, _ = check(repo, "-q", "k3.yaml", "k3-b.yaml", monkeypatch=monkeypatch)
+    assert rc == 1 and out.count("kimi-lsp.toml:1:1: KL002") == 1, out
+
+
 def test_kl002_cannot_be_ignored_or_downgraded(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (repo / "kimi-lsp.toml").write_text('ignore = ["KL0"]\nseverity = { KL002 = "info" }\nselct = ["KL1"]\n', "utf-8")
     rc, out, _ = check(repo, "-q", "kimi-lsp.toml", monkeypatch=monkeypatch)
