@@ -97,3 +97,23 @@ def test_an_invalid_tcp_host_is_an_error_not_a_traceback(tmp_path: Path) -> None
                           capture_output=True, text=True, env=env, cwd=tmp_path, timeout=60, stdin=subprocess.DEVNULL)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
     assert "cannot listen on 256.1.1.1" in proc.stderr
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/ptmx") or not hasattr(os, "mkfifo"), reason="needs /dev/ptmx and FIFOs")
+def test_device_links_and_fifos_do_not_block_the_lint_thread(tmp_path: Path) -> None:
+    """The workspace index walks the folder like ``--check .``: an extension-less link to
+    /dev/ptmx and a FIFO used to block the server's only lint thread (no diagnostics, no hover)."""
+    root = make_repo(tmp_path / "ws")
+    (root / "requirements.txt").write_text("sglang==0.5.23\nflashinfer-python==0.6.16.post4\n", "utf-8")
+    os.symlink("/dev/ptmx", root / "entrypoint")
+    os.mkfifo(root / "start")
+    c = Client(root)
+    try:
+        c.initialize()
+        uri = _open(c)
+        pub = c.diagnostics_for(uri, 1, timeout=30)
+        assert any(d.get("code") == "KL101" for d in pub["diagnostics"]), pub
+        res = _hover(c, uri)
+        assert "result" in res or "error" in res
+    finally:
+        c.close()
