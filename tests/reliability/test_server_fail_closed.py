@@ -117,3 +117,26 @@ def test_device_links_and_fifos_do_not_block_the_lint_thread(tmp_path: Path) -> 
         assert "result" in res or "error" in res
     finally:
         c.close()
+
+
+def test_a_closed_document_outside_the_workspace_keeps_no_result(tmp_path: Path) -> None:
+    """Results of closed documents nothing needs are dropped (item 9: they were kept for ever);
+    a closed workspace file keeps its result (workspace diagnostics list it)."""
+    from kimi_lsp.lsp.session import DocSnap, Session
+
+    root = make_repo(tmp_path / "ws")
+    (root / "k3.yaml").write_text(K3, "utf-8")
+    outside = tmp_path / "scratch"
+    outside.mkdir()
+    session = Session(root, [root])
+    session.index()
+    launch = DocSnap((root / "k3.yaml").as_uri(), 1, K3)
+    for i in range(50):
+        scratch = outside / f"s{i}.yaml"
+        snaps = {root / "k3.yaml": launch, scratch: DocSnap(scratch.as_uri(), 1, K3)}
+        session.sync(snaps)
+        session.lint(scratch)
+        session.lint(root / "k3.yaml")
+        session.sync({})
+    assert not [p for p in session.results if p.parent == outside], len(session.results)
+    assert root / "k3.yaml" in session.results
