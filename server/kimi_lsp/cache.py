@@ -33,13 +33,64 @@ import sys
 import zlib
 from typing import Any
 
-FORMAT = 1
+FORMAT = 2
 MAX_ENTRIES = 2048
 RACY_SECONDS = 2.0
 _ENV_PREFIXES = ("HF_", "HUGGINGFACE_", "XDG_CACHE_HOME", "KIMI_LSP_", "HOME")
 _TAG = "Signature: 8a477f597d28d172789f06886806bc55\n# This file is a cache directory tag created by kimi-lsp.\n"
 
 Sig = tuple[int, int, int, int, int] | None
+
+
+_STAT, _EXISTS, _LSTAT = 0, 1, 2
+
+
+def _lsig(path: str) -> Sig:
+    try:
+        st = os.lstat(path)
+    except (OSError, ValueError):
+        return None
+    return (st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino, st.st_mode)
+
+
+def _now(kind: int, path: str) -> Any:
+    if kind == _STAT:
+        return _sig(path)
+    if kind == _EXISTS:
+        return os.path.exists(path)
+    if kind == _LSTAT:
+        return _lsig(path)
+    raise ValueError(kind)
+
+
+def _link_components(path: str, checked: set[str]) -> list[str]:
+    """Every symbolic link among ``path`` and its parent directories (as written); ``checked``
+    holds the components already examined (shared parents are looked at once per run)."""
+    out = []
+    cur = path
+    while cur not in checked:
+        checked.add(cur)
+        try:
+            if os.path.islink(cur):
+                out.append(cur)
+        except (OSError, ValueError):
+            pass
+        parent = os.path.dirname(cur)
+        if parent == cur:
+            break
+        cur = parent
+    return out
+
+
+def _trusted(st: os.stat_result) -> bool:
+    """An entry this user wrote, that nobody else can have rewritten."""
+    import stat as _stat
+
+    if not _stat.S_ISREG(st.st_mode):
+        return False
+    if hasattr(os, "getuid") and st.st_uid != os.getuid():
+        return False
+    return not st.st_mode & (_stat.S_IWGRP | _stat.S_IWOTH)
 
 
 def enabled(no_cache: bool = False) -> bool:
@@ -97,9 +148,10 @@ def directory() -> str | None:
 class Cache:
     """The cache for one run of ``--check`` over ``files`` (resolved paths) from ``cwd``."""
 
-    def __init__(self, directory: str, key: bytes) -> None:
+    def __init__(self, directory: str, key: bytes, files: frozenset[str] = frozenset()) -> None:
         self.directory = directory
         self.key = key
+        self.files = files  # the files named on the command line: each must be a dependency
         self.entry_path = os.path.join(directory, f"results-v{FORMAT}", f"{zlib.crc32(key):08x}{zlib.adler32(key):08x}.bin")
 
     @classmethod
@@ -110,23 +162,38 @@ class Cache:
             return None
         env = sorted((k, v) for k, v in os.environ.items() if k.startswith(_ENV_PREFIXES))
         key = marshal.dumps((FORMAT, tuple(files), cwd, sorted(settings.items()), env, _installed()))
-        return cls(where, key)
+        return cls(where, key, frozenset(files))
 
     # -- reading ---------------------------------------------------------------------------
     def load(self) -> Any | None:
-        """The stored result when every recorded path is as it was, else None."""
+        """The stored result when every recorded path is as it was, else None. Any doubt is a
+        miss: an entry not owned by this user or writable by others (a shared cache directory
+        must not be able to force a result), one whose dependency list is empty or lacks a file
+        the run names, or one of an unexpected shape."""
         try:
-            with open(self.entry_path, "rb") as fh:
+            fd = os.open(self.entry_path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+        except (OSError, ValueError):
+            return None
+        try:
+            st = os.fstat(fd)
+            if not _trusted(st):
+                return None
+            with os.fdopen(fd, "rb") as fh:
+                fd = -1
                 stored = marshal.load(fh)
             key, deps, result = stored
         except (OSError, EOFError, ValueError, TypeError):
             return None
+        finally:
+            if fd >= 0:
+                os.close(fd)
         if key != self.key:
             return None  # another run's entry under the same short name
         try:
-            for path, sig in deps:
-                now = os.path.exists(path) if sig.__class__ is bool else _sig(path)
-                if now != sig:
+            if not deps or not self.files <= {path for kind, path, _sig in deps if kind == _STAT}:
+                return None
+            for kind, path, sig in deps:
+                if _now(kind, path) != sig:
                     return None
         except (TypeError, ValueError, AttributeError):
             return None
@@ -152,15 +219,18 @@ class Cache:
         existence). A missing path also records its directory, whose mtime changes when the
         path appears."""
         used, probed = touched
-        deps: list[tuple[str, Any]] = []
+        deps: list[tuple[int, str, Any]] = []
         newest = (started - _racy_seconds()) * 1e9
-        pending = sorted(used)
+        pending = sorted(used | set(self.files))
         seen: set[str] = set()
+        links: set[str] = set()
+        checked: set[str] = set()  # directories already examined for links
         while pending:
             p = pending.pop()
             if p in seen:
                 continue
             seen.add(p)
+            links.update(_link_components(p, checked))
             sig = _sig(p)
             if sig is None:
                 parent = os.path.dirname(p)
@@ -168,8 +238,12 @@ class Cache:
                     pending.append(parent)
             elif sig[0] >= newest or sig[1] >= newest:
                 return False  # changed just before or during the run: maybe not what was linted
-            deps.append((p, sig))
-        deps.extend((p, os.path.exists(p)) for p in sorted(probed - seen))
+            deps.append((_STAT, p, sig))
+        # a link on the way to anything read is a dependency too: re-pointing it changes the answer
+        deps.extend((_LSTAT, p, _lsig(p)) for p in sorted(links))
+        deps.extend((_EXISTS, p, os.path.exists(p)) for p in sorted(probed - seen))
+        if not any(kind == _STAT for kind, _p, _s in deps):
+            return False
         try:
             data = marshal.dumps((self.key, deps, result))
         except ValueError:
@@ -177,7 +251,8 @@ class Cache:
         target = self.entry_path
         tmp = f"{target}.{os.getpid()}.tmp"
         try:
-            with open(tmp, "wb") as fh:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(fd, "wb") as fh:
                 fh.write(data)
             os.replace(tmp, target)
         except OSError:

@@ -36,6 +36,42 @@ GPU_SM = {
 }
 
 
+# Codes no setting can turn off or downgrade: KL002 says the settings themselves are wrong.
+ALWAYS_ON = frozenset({"KL002"})
+
+
+def selector_problem(code: object) -> str | None:
+    """Why ``code`` is not a rule code or prefix that selects at least one rule; None when it is.
+    (``KL10l``, ``KL101 KL329``, ``""`` and ``KL999`` all select nothing: a typo, never a filter.)"""
+    if not isinstance(code, str) or not _CODE_PREFIX.match(code):
+        return f"not a rule code or prefix: {code!r}"
+    if not any(c.startswith(code) for c in known_codes()):
+        return f"no rule code starts with {code!r}"
+    return None
+
+
+def known_codes() -> tuple[str, ...]:
+    from kimi_lsp.rules import ALL_RULES  # lazily: configuration loads before the rules
+
+    return tuple(r.code for r in ALL_RULES)
+
+
+def gpu_problem(name: str) -> str | None:
+    if Settings(target_gpu=name).target_sm is None:
+        return f"unknown GPU {name!r} (use a name like b200/h200 or sm100/sm90)"
+    return None
+
+
+def version_problem(text: str) -> str | None:
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        Version(text)
+    except InvalidVersion:
+        return f"not a version: {text!r}"
+    return None
+
+
 @dataclass(frozen=True)
 class ConfigProblem:
     path: Path
@@ -59,6 +95,8 @@ class Settings:
     problems: tuple[ConfigProblem, ...] = field(default=(), compare=False)
 
     def enabled(self, code: str, path: Path | None = None) -> bool:
+        if code in ALWAYS_ON:
+            return True  # a broken configuration is never hidden by the configuration itself
         if not any(code.startswith(s) for s in self.select):
             return False
         if any(code.startswith(s) for s in self.ignore):
@@ -71,6 +109,8 @@ class Settings:
         return True
 
     def severity_for(self, code: str, default: Severity) -> Severity:
+        if code in ALWAYS_ON:
+            return default
         for c, sev in self.severity:
             if c == code:
                 return sev
@@ -166,26 +206,40 @@ def parse_settings(src: SourceText) -> Settings:
     def bad(key: str, msg: str) -> None:
         problems.append(ConfigProblem(path, where(key), f"invalid kimi-lsp setting `{key}`: {msg}"))
 
-    def codes(key: str) -> tuple[str, ...]:
+    def codes(key: str) -> tuple[str, ...] | None:
+        """The selectors under ``key``; None when any is invalid (the caller then keeps the
+        wider default: a typo never narrows the rule set)."""
         v = table.get(key, [])
         if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
             bad(key, "expected a list of rule codes like [\"KL101\", \"KL2\"]")
-            return ()
-        wrong = [x for x in v if not _CODE_PREFIX.match(x)]
+            return None
+        wrong = [x for x in v if selector_problem(x) is not None]
         if wrong:
-            bad(key, f"not a rule code or prefix: {', '.join(wrong)}")
-        return tuple(x for x in v if _CODE_PREFIX.match(x))
+            bad(key, "; ".join(str(selector_problem(x)) for x in wrong))
+            if key != "ignore":
+                return None
+            return tuple(x for x in v if selector_problem(x) is None)  # ignoring less is safe
+        return tuple(v)
 
     kw: dict[str, object] = {}
     for key in table:
         if key not in KNOWN_KEYS:
             problems.append(ConfigProblem(path, where(key), f"unknown kimi-lsp setting `{key}` (known: {', '.join(sorted(KNOWN_KEYS))})"))
     if "select" in table:
-        kw["select"] = codes("select")
+        sel = codes("select")
+        if sel is not None:
+            if not sel:
+                bad("select", "selects no rule (remove it to report every rule)")
+            else:
+                kw["select"] = sel
     if "extend-select" in table:
-        kw["select"] = tuple(kw.get("select", ("KL",))) + codes("extend-select")  # type: ignore[operator]
+        ext = codes("extend-select")
+        if ext is not None:
+            kw["select"] = tuple(kw.get("select", ("KL",))) + ext  # type: ignore[operator]
     if "ignore" in table:
-        kw["ignore"] = codes("ignore")
+        ign = codes("ignore")
+        if ign is not None:
+            kw["ignore"] = ign
     if "per-file-ignores" in table:
         pfi = table["per-file-ignores"]
         if not isinstance(pfi, dict):
@@ -193,7 +247,7 @@ def parse_settings(src: SourceText) -> Settings:
         else:
             items = []
             for g, cs in pfi.items():
-                if not isinstance(cs, list) or not all(isinstance(c, str) and _CODE_PREFIX.match(c) for c in cs):
+                if not isinstance(cs, list) or not all(isinstance(c, str) and selector_problem(c) is None for c in cs):
                     bad("per-file-ignores", f"`{g}` must map to a list of rule codes")
                     continue
                 items.append((str(g), tuple(cs)))
@@ -243,7 +297,12 @@ def parse_settings(src: SourceText) -> Settings:
         if not isinstance(v, str):
             bad("flashinfer-pin", "expected a path relative to the configuration file")
         else:
-            kw["flashinfer_pin"] = (path.parent / v).resolve()
+            lexical = Path(os.path.normpath(path.parent / v))
+            touched(lexical)  # the link itself is a dependency: re-pointing it changes the answer
+            try:
+                kw["flashinfer_pin"] = lexical.resolve()
+            except (OSError, RuntimeError):  # a link loop: read as written, reported unreadable
+                kw["flashinfer_pin"] = lexical
     if "exclude" in table:
         v = table["exclude"]
         if not isinstance(v, list) or not all(isinstance(x, str) for x in v):

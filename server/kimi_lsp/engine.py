@@ -199,7 +199,8 @@ class Engine:
         return src, res
 
     def lint_file(self, path: Path) -> FileResult:
-        path = self._resolve(Path(path))
+        asked = Path(path)
+        path = self._resolve(asked)
         settings = self.settings_for(path)
         result = FileResult(path, [])
         if settings.excluded(path):
@@ -208,11 +209,12 @@ class Engine:
             result.depends_on.add(settings.source)
         diags: list[Diagnostic] = []
         for prob in settings.problems:
-            if prob.path == path:
-                diags.append(self._engine_diag("KL002", Location(prob.path, prob.span), prob.message))
+            # on every file these settings govern, not only the configuration file: a run that
+            # lints one launch must still hear that its settings are broken (fail closed)
+            diags.append(self._engine_diag("KL002", Location(prob.path, prob.span), prob.message))
         src, surface = self.read_launches(path)
         if isinstance(src, ReadFailure):
-            if looks_like_launch_candidate(path):
+            if looks_like_launch_candidate(path) or looks_like_launch_candidate(asked):  # a k3.yaml -> /dev/zero link too
                 diags.append(self._read_failure_diag(src))
                 result.is_launch_file = True
             result.diagnostics = self._finish(path, None, diags, settings)

@@ -281,6 +281,24 @@ def edit_refusal(path: Path, workspace: Workspace, roots: Path | Iterable[Path])
     real = Path(os.path.realpath(path))
     if real.exists() and not real.is_file():
         return f"{path} is not a regular file"
+    return write_refusal(real)
+
+
+def write_refusal(real: Path) -> str | None:
+    """Why replacing ``real`` would change more than its text: a read-only file (a write would
+    replace it anyway, since the directory is writable), or one owned by another user when this
+    process cannot give the new file back to that owner. None when the write may go ahead."""
+    try:
+        st = os.stat(real)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        return f"{real.name} cannot be examined ({exc.strerror or exc})"
+    if not st.st_mode & 0o200:
+        return f"{real.name} is read-only (mode {st.st_mode & 0o7777:04o}); make it writable to fix it"
+    euid = os.geteuid() if hasattr(os, "geteuid") else None
+    if euid is not None and euid != 0 and st.st_uid != euid:
+        return f"{real.name} belongs to another user (uid {st.st_uid}); the rewritten file would change its owner"
     return None
 
 
@@ -324,25 +342,67 @@ def write_atomic(src: SourceText, new_text: str, expected: str | None = None) ->
         now = decode_bytes(target, current)
         if not isinstance(now, SourceText) or now.text != expected:
             raise ChangedOnDisk(f"{src.path} changed on disk while it was being fixed")
+    refusal = write_refusal(target)
+    if refusal is not None:
+        raise PermissionError(13, refusal, str(target))
     data = encode_like(src, new_text, current[:2])
     st = os.stat(target)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".kimi-lsp", dir=target.parent)
+    fd, tmp = _temp_file(target)
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()
+            os.fchmod(fh.fileno(), st.st_mode & 0o7777)
+            if hasattr(os, "fchown") and (st.st_uid, st.st_gid) != _owner(fh.fileno()):
+                # keep the owner or do not write: a silently changed owner is a changed file
+                os.fchown(fh.fileno(), st.st_uid, st.st_gid)
             os.fsync(fh.fileno())
-        os.chmod(tmp, st.st_mode & 0o7777)
-        if hasattr(os, "chown"):
-            try:
-                os.chown(tmp, st.st_uid, st.st_gid)
-            except OSError:
-                pass  # only root may give a file away; the mode is what matters
+            if tmp is None:  # an unnamed file until now: a kill before this leaves nothing behind
+                tmp = _link_unnamed(fh.fileno(), target)
         os.replace(tmp, target)
     except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
+        if tmp is not None:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
         raise
     return target
+
+
+def _owner(fd: int) -> tuple[int, int]:
+    st = os.fstat(fd)
+    return st.st_uid, st.st_gid
+
+
+def _temp_file(target: Path) -> tuple[int, str | None]:
+    """An unnamed file in ``target``'s directory (Linux O_TMPFILE: killed before the rename, it
+    leaves no file in the repository), else a named one from mkstemp."""
+    flag = getattr(os, "O_TMPFILE", 0)
+    if flag and os.path.isdir("/proc/self/fd"):
+        try:
+            return os.open(target.parent, flag | os.O_WRONLY, 0o600), None
+        except OSError:
+            pass  # a filesystem without O_TMPFILE support
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".kimi-lsp", dir=target.parent)
+    return fd, tmp
+
+
+def _link_unnamed(fd: int, target: Path) -> str:
+    """Give the finished unnamed file a name next to ``target`` (for the atomic rename)."""
+    import secrets
+
+    proc = os.open("/proc/self", os.O_RDONLY)
+    try:
+        for _ in range(10):
+            name = str(target.parent / f".{target.name}.{secrets.token_hex(6)}.kimi-lsp")
+            try:
+                # linkat(AT_SYMLINK_FOLLOW) through /proc: a plain link() would link the magic
+                # link itself (EXDEV); a dir fd makes CPython call linkat with the flag
+                os.link(f"fd/{fd}", name, src_dir_fd=proc, follow_symlinks=True)
+                return name
+            except FileExistsError:
+                continue
+    finally:
+        os.close(proc)
+    raise FileExistsError(17, "no free temporary name", str(target.parent))

@@ -92,15 +92,21 @@ class IgnoreRules:
             return
         pats: list[_Pattern] = []
         gi = d / ".gitignore"
+        from kimi_lsp.workspace import read_regular
+
         try:
-            if gi.is_file() and gi.stat().st_size < 1_000_000:
-                for line in gi.read_text("utf-8", "replace").splitlines():
-                    p = _compile(line, d)
-                    if p is not None:
-                        pats.append(p)
-        except OSError:
-            pass
+            data = read_regular(gi, 1_000_000)
+        except (OSError, ValueError):
+            data = b""  # missing, too large, or not a regular file: no patterns
+        if data:
+            for line in data.decode("utf-8", "replace").splitlines():
+                p = _compile(line, d)
+                if p is not None:
+                    pats.append(p)
         self._by_dir[d] = pats
+
+    def has_patterns(self, d: Path) -> bool:
+        return bool(self._by_dir.get(d))
 
     def ignored(self, path: Path, is_dir: bool, ancestors: Iterable[Path]) -> bool:
         verdict = False
@@ -133,11 +139,10 @@ def is_candidate(path: Path) -> bool:
     if looks_like_launch_candidate(path):
         return True
     if path.suffix == "" and not path.name.startswith("."):
-        try:
-            with open(path, "rb") as fh:
-                return bool(_SHELL_SHEBANG.match(fh.read(64)))
-        except OSError:
-            return False
+        from kimi_lsp.workspace import read_head
+
+        head = read_head(path, 64)  # regular files only: a FIFO or a device must not block the walk
+        return head is not None and bool(_SHELL_SHEBANG.match(head))
     return False
 
 
@@ -149,32 +154,62 @@ def walk(root: Path, repo_root: Path | None = None) -> Iterator[Path]:
     chain = [top] + [p for p in reversed(root.parents) if top in p.parents] + ([root] if root != top else [])
     for d in chain:
         rules.load_dir(d)
-    seen_real: set[str] = set()
-    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
-        d = Path(dirpath)
-        real = os.path.realpath(dirpath)
-        if real in seen_real:
-            dirnames[:] = []
+    seen: set[tuple[int, int]] = set()
+    # Per directory, only its ancestors that hold .gitignore patterns (usually one or two): the
+    # walk then costs the same per directory at any depth, instead of a scan of every ancestor
+    # per entry (cubic in depth before).
+    base = tuple(a for a in chain if rules.has_patterns(a))
+    stack: list[tuple[str, tuple[Path, ...]]] = [(str(root), base)]
+    while stack:  # iterative: a tree thousands of levels deep must not exhaust the recursion limit
+        dirpath, inherited = stack.pop()
+        listed = _list_dir(dirpath)
+        if listed is None:
             continue
-        seen_real.add(real)
+        ident, dirnames, filenames = listed
+        if ident in seen:  # the same directory again (a bind mount or the walk's own root link)
+            continue
+        seen.add(ident)
+        d = Path(dirpath)
         rules.load_dir(d)
-        ancestors = [a for a in (*reversed(d.parents), d) if a == top or top in a.parents]
-        keep = []
-        for name in sorted(dirnames):
+        ancestors = (*inherited, d) if rules.has_patterns(d) and d not in inherited else inherited
+        keep: list[str] = []
+        for name in dirnames:
             sub = d / name
             if name in SKIP_DIRS or name.endswith(".egg-info"):
                 continue
-            if (sub / "pyvenv.cfg").exists():
+            if os.path.lexists(os.path.join(dirpath, name, "pyvenv.cfg")):
                 continue  # a virtualenv under any name
-            if rules.ignored(sub, True, ancestors):
+            if ancestors and rules.ignored(sub, True, ancestors):
                 continue
-            keep.append(name)
-        dirnames[:] = keep
-        for name in sorted(filenames):
+            keep.append(os.path.join(dirpath, name))
+        for name in filenames:
             f = d / name
-            if rules.ignored(f, False, ancestors):
+            if ancestors and rules.ignored(f, False, ancestors):
                 continue
             if f.is_symlink() and not f.exists():
                 continue
             if is_candidate(f):
                 yield f
+        stack.extend((sub, ancestors) for sub in reversed(keep))
+
+
+def _list_dir(dirpath: str) -> tuple[tuple[int, int], list[str], list[str]] | None:
+    """(device and inode, sorted subdirectories to descend, sorted other entries) as
+    ``os.walk(followlinks=False)`` would split them; None when the directory cannot be listed."""
+    dirs: list[str] = []
+    files: list[str] = []
+    try:
+        st = os.stat(dirpath)
+        with os.scandir(dirpath) as it:
+            for e in it:
+                try:
+                    is_dir = e.is_dir()
+                except OSError:
+                    is_dir = False
+                if not is_dir:
+                    files.append(e.name)
+                elif not e.is_symlink():
+                    dirs.append(e.name)  # a link to a directory is neither walked nor linted
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino), sorted(dirs), sorted(files)

@@ -204,24 +204,79 @@ class Workspace:
 
 def _read_disk(path: Path) -> SourceText | ReadFailure:
     try:
-        st = path.stat()
+        data = read_regular(path, MAX_FILE_BYTES)
     except FileNotFoundError:
         return ReadFailure(path, "file not found")
-    except OSError as exc:
-        return ReadFailure(path, f"cannot stat file: {exc.strerror or exc}")
-    if not os.path.isfile(path):
-        return ReadFailure(path, "not a regular file")
-    if st.st_size > MAX_FILE_BYTES:
-        return ReadFailure(
-            path, f"file too large to lint ({st.st_size // (1024 * 1024)} MiB > {MAX_FILE_BYTES // (1024 * 1024)} MiB)"
-        )
-    try:
-        data = path.read_bytes()
     except PermissionError:
         return ReadFailure(path, "permission denied")
+    except NotRegularFile:
+        return ReadFailure(path, "not a regular file")
+    except FileTooLarge as exc:
+        return ReadFailure(
+            path, f"file too large to lint ({exc.size // (1024 * 1024)} MiB > {MAX_FILE_BYTES // (1024 * 1024)} MiB)"
+        )
     except OSError as exc:
         return ReadFailure(path, f"cannot read file: {exc.strerror or exc}")
+    except ValueError:  # a NUL in the path
+        return ReadFailure(path, "file not found")
     return decode_bytes(path, data)
+
+
+class NotRegularFile(OSError):
+    """A FIFO, socket, device or directory where a file was expected."""
+
+
+class FileTooLarge(OSError):
+    def __init__(self, size: int) -> None:
+        super().__init__(f"{size} bytes")
+        self.size = size
+
+
+# O_NONBLOCK: opening a FIFO without a writer (or a tty) returns at once instead of waiting;
+# O_NOCTTY: a terminal device never becomes the controlling terminal. The type is then checked on
+# the open descriptor, so a file swapped for a device between a check and the open is refused too.
+_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
+def read_regular(path: Path | str, limit: int) -> bytes:
+    """The bytes of ``path`` when it is (or links to) a regular file of at most ``limit`` bytes.
+    Never blocks on a FIFO, device or terminal: those raise ``NotRegularFile`` before a read."""
+    fd = os.open(path, _OPEN_FLAGS)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise NotRegularFile(f"{path}: not a regular file")
+        if st.st_size > limit:
+            raise FileTooLarge(st.st_size)
+        chunks: list[bytes] = []
+        total = 0
+        while True:
+            chunk = os.read(fd, min(1 << 20, limit + 1 - total))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            total += len(chunk)
+            if total > limit:  # grew while being read
+                raise FileTooLarge(total)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def read_head(path: Path | str, n: int) -> bytes | None:
+    """The first ``n`` bytes of a regular file; None for anything else or on any error."""
+    try:
+        fd = os.open(path, _OPEN_FLAGS)
+    except (OSError, ValueError):
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        return os.read(fd, n)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
 
 
 _NORMAL: set[str] = set()  # path strings already known to be absolute and normal

@@ -296,28 +296,28 @@ def test_fifo_and_device_are_not_read(repo: Path) -> None:
 
 def test_unreadable_launch_file_simulated(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     target = repo / "k3.yaml"
-    real = Path.read_bytes
+    real = os.open  # files are opened by descriptor (never blocking on a FIFO or device)
 
-    def deny(self: Path) -> bytes:
-        if self == target:
-            raise PermissionError(13, "Permission denied", str(self))
-        return real(self)
+    def deny(path, *args, **kw):
+        if os.fspath(path) == str(target):
+            raise PermissionError(13, "Permission denied", str(path))
+        return real(path, *args, **kw)
 
-    monkeypatch.setattr(Path, "read_bytes", deny)
+    monkeypatch.setattr(os, "open", deny)
     result = lint(repo, "k3.yaml", K3)
     assert any("permission denied" in m for m in messages(result, "KL001")), result.diagnostics
 
 
 def test_unreadable_pin_file_simulated(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     target = repo / "requirements.txt"
-    real = Path.read_bytes
+    real = os.open  # files are opened by descriptor (never blocking on a FIFO or device)
 
-    def deny(self: Path) -> bytes:
-        if self == target:
-            raise PermissionError(13, "Permission denied", str(self))
-        return real(self)
+    def deny(path, *args, **kw):
+        if os.fspath(path) == str(target):
+            raise PermissionError(13, "Permission denied", str(path))
+        return real(path, *args, **kw)
 
-    monkeypatch.setattr(Path, "read_bytes", deny)
+    monkeypatch.setattr(os, "open", deny)
     result = lint(repo, "k3.yaml", K3)
     assert "KL001" not in codes(result, repo / "k3.yaml")
     sources = discovery.read_pin_file(target, Workspace(repo))

@@ -36,11 +36,19 @@ def _codes(text: str | None) -> tuple[str, ...] | None:
 
 def collect_files(paths: list[str], workspace: Workspace) -> tuple[list[Path], list[str]]:
     """Launch-file candidates for the given PATHs, and error messages for missing paths."""
+    files, errors, _walked = collect(paths, workspace)
+    return files, errors
+
+
+def collect(paths: list[str], workspace: Workspace) -> tuple[list[Path], list[str], bool]:
+    """``collect_files``, and whether a directory was walked for them (a walk's answer depends
+    on every file in the tree, so it is never cached, even when it found only the named file)."""
     from kimi_lsp.pins import discovery
     from kimi_lsp.walk import walk
 
     out: dict[Path, None] = {}
     errors: list[str] = []
+    walked = False
     for raw in paths or ["."]:
         p = Path(raw)
         try:
@@ -52,23 +60,42 @@ def collect_files(paths: list[str], workspace: Workspace) -> tuple[list[Path], l
             mode: int | None = os.stat(ap).st_mode
         except (OSError, ValueError):
             mode = None
-        if mode is None and not os.path.lexists(ap):
-            errors.append(f"{raw}: no such file or directory")
+        if mode is None:
+            errors.append(f"{raw}: {_stat_error(ap)}")
             continue
         if mode is not None and stat.S_ISDIR(mode):
+            walked = True
             repo = workspace.repo_root(ap, workspace.root)
             for f in walk(ap, repo):
                 out[f] = None
             continue
         if discovery.pin_format(ap) is not None and not looks_like_launch_candidate_strict(ap):
             # a pin file stands for the launch files it governs (pre-commit passes only changed files)
+            walked = True
             repo = workspace.repo_root(ap, workspace.root)
             for root in discovery.governed_roots(ap, workspace, repo):
                 for f in walk(root, repo):
                     out[f] = None
             continue
+        if mode is not None and not stat.S_ISREG(mode):
+            errors.append(f"{raw}: not a regular file (a device, FIFO or socket is never read)")
+            continue
         out[ap] = None
-    return list(out), errors
+    return list(out), errors, walked
+
+
+def _stat_error(path: Path) -> str:
+    """Why ``path`` cannot be checked, as the operating system says it (permission denied is
+    not "no such file")."""
+    try:
+        os.stat(path)
+    except FileNotFoundError:
+        return "no such file or directory" if not os.path.lexists(path) else "a link to a missing file"
+    except OSError as exc:
+        return (exc.strerror or str(exc)).lower()
+    except ValueError:
+        return "not a valid path"
+    return "cannot be read"
 
 
 def looks_like_launch_candidate_strict(path: Path) -> bool:
@@ -78,6 +105,41 @@ def looks_like_launch_candidate_strict(path: Path) -> bool:
     from kimi_lsp.pins import discovery
 
     return looks_like_launch_candidate(path) and discovery.pin_format(path) is None
+
+
+def usage_problems(ns: argparse.Namespace) -> list[str]:
+    """Settings on the command line that are wrong. Each is a usage error (exit 2): a typo in
+    ``--select`` must never turn rules off, nor an unknown GPU or release silently mean "any"."""
+    out: list[str] = []
+    for raw in ns.paths:
+        if not raw:
+            out.append("an empty PATH (\"\") names no file; use . for the working directory")
+    if ns.select is None and ns.ignore is None and ns.sglang_version is None and ns.target_gpu is None:
+        return out  # nothing to check: a cache hit must not load the configuration module
+    from kimi_lsp import config
+
+    for flag, text in (("--select", ns.select), ("--ignore", ns.ignore), ("--extend-select", getattr(ns, "extend_select", None))):
+        if text is None:
+            continue
+        tokens = [c.strip() for c in text.split(",")]
+        if not any(tokens):
+            out.append(f"{flag} {text!r} names no rule code (use e.g. {flag} KL101,KL2)")
+            continue
+        for tok in tokens:
+            if not tok and flag != "--select":
+                continue
+            why = config.selector_problem(tok.upper()) if tok else "an empty code between commas"
+            if why is not None:
+                out.append(f"{flag}: {why}")
+    if ns.sglang_version is not None:
+        why = config.version_problem(ns.sglang_version.strip()) if ns.sglang_version.strip() else "empty"
+        if why is not None:
+            out.append(f"--sglang-version: {why}")
+    if ns.target_gpu is not None:
+        why = config.gpu_problem(ns.target_gpu) if ns.target_gpu.strip() else "empty"
+        if why is not None:
+            out.append(f"--target-gpu: {why}")
+    return out
 
 
 def _overrides(ns: argparse.Namespace) -> dict[str, object]:
@@ -102,7 +164,7 @@ class _Run:
         self.cwd = cwd
         self.overrides = _overrides(ns)
         self.ws = Workspace(cwd)
-        self.files, self.errors = collect_files(ns.paths, self.ws)
+        self.files, self.errors, self.walked = collect(ns.paths, self.ws)
         self.engine_errors: list[str] = []
 
     def lint(self, ws: Workspace | None = None) -> list[Diagnostic]:
@@ -151,7 +213,16 @@ def _run_cache(ns: argparse.Namespace, workspace: Workspace, overrides: dict[str
 
 
 def run_check(ns: argparse.Namespace) -> int:
-    cwd = Path.cwd().resolve()
+    bad = usage_problems(ns)
+    if bad:
+        for line in bad:
+            print(f"kimi-lsp: error: {output.printable(line)}", file=sys.stderr)
+        return EXIT_ERROR
+    try:
+        cwd = Path.cwd().resolve(strict=True)
+    except (OSError, RuntimeError) as exc:
+        print(f"kimi-lsp: error: the working directory cannot be read ({getattr(exc, 'strerror', None) or exc})", file=sys.stderr)
+        return EXIT_ERROR
     fmt = ns.format or ("github" if os.environ.get("GITHUB_ACTIONS") == "true" else "text")
     overrides = _overrides(ns)
     ws = Workspace(cwd)
@@ -172,7 +243,7 @@ def run_check(ns: argparse.Namespace) -> int:
 
     run = _Run(ns, cwd)
     for e in run.errors:
-        print(f"kimi-lsp: error: {e}", file=sys.stderr)
+        print(f"kimi-lsp: error: {output.printable(e)}", file=sys.stderr)
     if run.errors and not run.files:
         return EXIT_ERROR
 
@@ -183,7 +254,7 @@ def run_check(ns: argparse.Namespace) -> int:
     else:  # a plain check: in this process, or on every core for a large tree
         from kimi_lsp import batch
 
-        if store is not None and run.files != cached_files:
+        if store is not None and (run.walked or run.files != cached_files):
             store = None  # a pin file named on the command line stands for a walk: not cached
         if store is not None and batch.workers_for(ns.jobs, len(run.files)) > 1:
             store = None  # each worker sees its own files: the paths read are not all here
@@ -205,7 +276,7 @@ def run_check(ns: argparse.Namespace) -> int:
 
     _report(ns, fmt, diags, pos, cwd, len(run.files), run.engine_errors)
     for e in run.engine_errors:
-        print(f"kimi-lsp: {e}", file=sys.stderr)
+        print(f"kimi-lsp: {output.printable(e)}", file=sys.stderr)
     if run.engine_errors or run.errors or failed_writes:
         return EXIT_ERROR
     return _exit_code(ns, diags, errors=False, would_change=would_change)
@@ -258,7 +329,9 @@ def _fix(ns: argparse.Namespace, run: _Run, fmt: str) -> tuple[list[Diagnostic],
 
     cwd = run.cwd
     # fixes stay inside the repositories of the files being checked
-    roots = {fixes.edit_root(f, cwd) for f in run.files} or {cwd}
+    # ... found from the PATHs as written: a k3.yaml that links into another repository is
+    # checked, but the other repository's files are not this run's to rewrite
+    roots = {fixes.edit_root(_as_written(raw, cwd), cwd) for raw in (ns.paths or ["."])} or {cwd}
     outcome = fixes.fix_until_stable(
         run.lint,
         run.ws,
@@ -268,7 +341,7 @@ def _fix(ns: argparse.Namespace, run: _Run, fmt: str) -> tuple[list[Diagnostic],
     # fmt text: the fix report precedes the diagnostics on stdout; otherwise stdout is the
     # machine-readable document (or the diff) and the report goes to stderr
     stream: TextIO = sys.stdout if fmt == "text" and not ns.diff else sys.stderr
-    say: Callable[[str], None] = (lambda s: None) if ns.quiet else (lambda s: print(s, file=stream))
+    say: Callable[[str], None] = (lambda s: None) if ns.quiet else (lambda s: print(output.printable(s), file=stream))
     mem_pos = output.Positions(run.ws)
     not_fixed: list[str] = []
     for r in outcome.refused:
@@ -352,6 +425,12 @@ def _fix(ns: argparse.Namespace, run: _Run, fmt: str) -> tuple[list[Diagnostic],
     return diags, output.Positions(disk), failed, False
 
 
+def _as_written(raw: str, cwd: Path) -> Path:
+    """PATH made absolute without following links; a directory stands for a file inside it."""
+    p = Path(os.path.abspath(cwd / raw))
+    return p / "_" if os.path.isdir(p) and not os.path.islink(p) else p
+
+
 def _still_reads(path: Path, text: str, src) -> bool:
     """Does ``path`` on disk still decode to ``text`` (what the fixes were computed on)?"""
     from kimi_lsp.workspace import SourceText, decode_bytes
@@ -359,8 +438,10 @@ def _still_reads(path: Path, text: str, src) -> bool:
     if src is None:
         return False
     try:
-        now = decode_bytes(path, Path(os.path.realpath(path)).read_bytes())
-    except OSError:
+        from kimi_lsp.workspace import MAX_FILE_BYTES, read_regular
+
+        now = decode_bytes(path, read_regular(os.path.realpath(path), MAX_FILE_BYTES))
+    except (OSError, ValueError):
         return False
     return isinstance(now, SourceText) and now.text == text
 

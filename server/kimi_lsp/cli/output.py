@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
@@ -13,6 +14,10 @@ from kimi_lsp.diagnostics import Diagnostic, Edit, Severity
 from kimi_lsp.text import Span
 from kimi_lsp.workspace import SourceText, Workspace
 
+# C0 controls (but tab), DEL, C1 controls, and the Unicode line/paragraph separators and bidi
+# overrides that reorder what a terminal or log viewer shows
+_CONTROL = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+_CONTROL_KEEP_NL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 DOCS_URL = "https://github.com/kimi-lsp/kimi-lsp/blob/main/docs/rules.md"
 
 
@@ -40,6 +45,12 @@ class Positions:
         return Pos(l1 + 1, c1 + 1, l2 + 1, c2 + 1)
 
 
+def printable(text: str) -> str:
+    """``text`` with control characters escaped (ESC, CR, BEL, C1 and the bidi/line separators):
+    repository text must not move the cursor, recolour or overwrite what the terminal shows."""
+    return _CONTROL.sub(lambda m: m.group(0).encode("unicode_escape").decode("ascii"), text)
+
+
 def display_path(path: Path, cwd: Path) -> str:
     try:
         return path.relative_to(cwd).as_posix()
@@ -56,15 +67,15 @@ def render_text(diags: Sequence[Diagnostic], pos: Positions, cwd: Path, *, files
     for d in diags:
         p = pos.of(d.path, d.location.span)
         mark = " [*]" if fixable(d) else ""
-        out.append(f"{display_path(d.path, cwd)}:{p.line}:{p.column}: {d.code}{mark} {d.message}")
+        out.append(f"{printable(display_path(d.path, cwd))}:{p.line}:{p.column}: {d.code}{mark} {printable(d.message)}")
         if quiet:
             continue
         for r in d.related:
             rp = pos.of(r.location.path, r.location.span)
-            out.append(f"  --> {display_path(r.location.path, cwd)}:{rp.line}:{rp.column}: {r.message}")
+            out.append(f"  --> {printable(display_path(r.location.path, cwd))}:{rp.line}:{rp.column}: {printable(r.message)}")
         for f in d.fixes:
             tag = {"safe": "fix", "unsafe": "unsafe fix", "display-only": "hint"}[f.applicability.value]
-            out.append(f"  {tag}: {f.title}")
+            out.append(f"  {tag}: {printable(f.title)}")
     if not quiet:
         c = Counter(d.severity for d in diags)
         n_fix = sum(1 for d in diags if fixable(d))
@@ -136,6 +147,7 @@ def render_json(diags: Sequence[Diagnostic], pos: Positions, cwd: Path, *, files
 
 
 def _gh_escape(s: str, prop: bool = False) -> str:
+    s = _CONTROL_KEEP_NL.sub(lambda m: m.group(0).encode("unicode_escape").decode("ascii"), s)
     s = s.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
     if prop:
         s = s.replace(":", "%3A").replace(",", "%2C")

@@ -4,11 +4,13 @@ computes the ``WorkspaceEdit`` (eagerly for clients that cannot resolve)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types as T
 
+from kimi_lsp import fixes
 from kimi_lsp.lsp import commands, convert, edits, fix_all, suppress
 from kimi_lsp.lsp.session import Session, Snaps, uri_to_path
 from kimi_lsp.text import Span
@@ -29,12 +31,18 @@ def _wants(only: Any, kind: str) -> bool:
 # -- listing ---------------------------------------------------------------------------------
 
 
-def fix_actions(uri: str, d: T.Diagnostic, payload: dict) -> list[T.CodeAction]:
+def fix_actions(
+    uri: str, d: T.Diagnostic, payload: dict, refuse: Callable[[Path], str | None] | None = None
+) -> list[T.CodeAction]:
     """One quick-fix per fix. Commands (the re-lock follow-up) are attached on resolve: a listed
-    action carrying ``command`` reads as a bare ``Command`` to lsprotocol-based clients."""
+    action carrying ``command`` reads as a bare ``Command`` to lsprotocol-based clients.
+    ``refuse(path)`` says why a fix may not edit ``path`` (outside the repository, a lockfile):
+    such a fix is never offered, preferred or not, as fix-all and ``--fix`` refuse it too."""
     out = []
     preferred_given = False
     for fix in payload.get("fixes", []):
+        if refuse is not None and any(refuse(Path(e["path"])) for e in fix.get("edits", ())):
+            continue
         safe = fix["applicability"] == "safe" and bool(fix["edits"])
         action = T.CodeAction(
             title=fix["title"], kind=QUICKFIX, diagnostics=[d], is_preferred=safe and not preferred_given
@@ -69,6 +77,14 @@ def list_actions(session: Session, snaps: Snaps, params: T.CodeActionParams) -> 
     out: list[T.CodeAction] = []
     lines = session.lines_of(path)
     if _wants(only, QUICKFIX):
+        roots = {fixes.edit_root(path, session.root)} | set(session.folders)
+        refused: dict[Path, str | None] = {}
+
+        def refuse(p: Path) -> str | None:
+            if p not in refused:
+                refused[p] = fixes.edit_refusal(p, session.workspace, roots)
+            return refused[p]
+
         published = None
         for d in params.context.diagnostics:
             if d.source != convert.SOURCE or not d.code:
@@ -77,7 +93,7 @@ def list_actions(session: Session, snaps: Snaps, params: T.CodeActionParams) -> 
             if payload is None:
                 published = published if published is not None else _published(session, path)
                 payload = published.get(convert.diagnostic_key(d.code, d.range), {"fixes": []})
-            out.extend(fix_actions(uri, d, payload))
+            out.extend(fix_actions(uri, d, payload, refuse))
             if d.code not in ("KL901",) and lines is not None:
                 out.append(ignore_action(uri, d, suppress.scope_for(lines, d.range.start.line)))
     if _wants(only, FIX_ALL) and fix_all.has_safe_fix(session, path):
@@ -120,6 +136,9 @@ def resolve_fix(session: Session, snaps: Snaps, data: dict, document_changes: bo
     fix = _fresh_fix(session, path, data) if path is not None else None
     if fix is None:
         return None
+    roots = {fixes.edit_root(path, session.root)} | set(session.folders)  # type: ignore[arg-type]
+    if any(fixes.edit_refusal(Path(e["path"]), session.workspace, roots) for e in fix["edits"]):
+        return None  # an action listed before the rule changed, or made by another client
     per_file: edits.FileEdits = {}
     for e in fix["edits"]:
         per_file.setdefault(Path(e["path"]), []).append((Span(e["start"], e["end"]), e["new_text"]))

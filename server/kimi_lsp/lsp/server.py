@@ -45,6 +45,15 @@ class KimiProtocol(LanguageServerProtocol):
             # hand pygls something it ignores quietly in place of the broken request
             return JsonRPCNotification(method="$/kimi-lsp/invalidParams", jsonrpc="2.0", params=None)
 
+    def _execute_handler(self, msg_id, handler, callback, args=None, kwargs=None):  # type: ignore[no-untyped-def]
+        super()._execute_handler(msg_id, handler, callback, args, kwargs)
+        if callback == self._check_handler_result:
+            # a notification: pygls files its future under a fresh id that nobody will ever
+            # cancel or answer, and never removes it (~2 KB per keystroke, without bound)
+            future = self._request_futures.get(msg_id)
+            if future is not None:
+                future.add_done_callback(lambda _f, key=msg_id: self._request_futures.pop(key, None))
+
     @lsp_method(T.INITIALIZE)
     def lsp_initialize(self, params: T.InitializeParams):  # type: ignore[override]
         general = params.capabilities.general
@@ -168,6 +177,9 @@ def build_server() -> KimiLanguageServer:
 
 def run(tcp: bool = False, host: str = "127.0.0.1", port: int = 2087, log_level: str = "WARNING") -> int:
     logs.setup(log_level)
+    from kimi_lsp.lsp import framing
+
+    framing.install()
     server = build_server()
     handler = logs.attach(server)
     # Everything imported so far lives as long as the server: keep it out of the collector's
@@ -187,6 +199,12 @@ def run(tcp: bool = False, host: str = "127.0.0.1", port: int = 2087, log_level:
             server.start_io()
     except KeyboardInterrupt:
         return 130
+    except OSError as exc:  # a host that does not resolve, a port in use or not ours to bind
+        import sys
+
+        print(f"kimi-lsp: error: cannot listen on {host}:{port}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
     finally:
         logs.detach(handler)
-    return 0
+    # LSP: `exit` without a `shutdown` before it (or a client that vanished) ends with code 1
+    return 0 if getattr(server.protocol, "_shutdown", False) else 1

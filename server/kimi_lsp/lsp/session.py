@@ -125,7 +125,35 @@ class Session:
             self.workspace.drop_overlay(path)
             self.invalidate(path)
             changed.add(path)
+            self._forget_if_unused(path)
         return changed
+
+    def _forget_if_unused(self, path: Path) -> None:
+        """A closed document's result is kept only while something still needs it: a workspace
+        file (workspace diagnostics list it), a file others depend on, or a ``--config`` that
+        launches report into. Anything else (a file outside the folders, a scratch buffer) is
+        dropped, so that opening and closing many files does not grow the session for ever."""
+        if self.dependents.get(path) or path in self.engine.referenced_configs:
+            return
+        if self.files is not None:
+            if path in self._indexed_set():
+                return
+        elif any(f == path.parent or f in path.parents for f in self.folders):
+            return  # not indexed yet: a file in the workspace may still be listed
+        old = self.results.pop(path, None)
+        if old is not None:
+            for dep in old.depends_on:
+                for key in (dep, dep.resolve()):
+                    self.dependents.get(key, set()).discard(path)
+        self.linted_at.pop(path, None)
+        self.changed_at.pop(path, None)
+
+    def _indexed_set(self) -> set[Path]:
+        files = self.files or []
+        cached = getattr(self, "_indexed_cache", None)
+        if cached is None or cached[0] is not files:
+            cached = self._indexed_cache = (files, set(files))
+        return cached[1]
 
     def invalidate(self, path: Path) -> None:
         self.engine.invalidate(path)

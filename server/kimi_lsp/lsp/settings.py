@@ -36,11 +36,21 @@ def _codes(value: object, key: str, problems: list[str]) -> tuple[str, ...] | No
     if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
         problems.append(f'`kimi-lsp.{key}` must be a list of rule codes like ["KL101", "KL2"]')
         return None
+    from kimi_lsp.config import selector_problem
+
     codes = tuple(v.strip().upper() for v in value)
-    bad = [c for c in codes if not _CODE.match(c)]
+    bad = [why for why in (selector_problem(c) for c in codes) if why is not None]
     if bad:
-        problems.append(f"`kimi-lsp.{key}`: not a rule code or prefix: {', '.join(bad)}")
-    return tuple(c for c in codes if _CODE.match(c))
+        # fail closed: a typo in select leaves it out (every rule stays on); in ignore, only
+        # the bad entries are dropped (ignoring less). Neither ever narrows the rule set.
+        problems.append(f"`kimi-lsp.{key}`: {'; '.join(bad)}")
+        if key != "ignore":
+            return None
+        return tuple(c for c in codes if selector_problem(c) is None)
+    if key == "select" and not codes:
+        problems.append("`kimi-lsp.select` selects no rule (leave it unset to report every rule)")
+        return None
+    return codes
 
 
 def _severity(value: object, problems: list[str]) -> tuple[tuple[str, Severity], ...] | None:
@@ -92,6 +102,13 @@ def parse(raw: object) -> EditorSettings:
                 if k != "target-gpu" and not _is_version(value.strip()):
                     problems.append(f"`kimi-lsp.{k}`: not a version: {value!r}")
                     continue
+                if k == "target-gpu":
+                    from kimi_lsp.config import gpu_problem
+
+                    why = gpu_problem(value.strip())
+                    if why is not None:
+                        problems.append(f"`kimi-lsp.{k}`: {why}")
+                        continue
                 kw[_STRINGS[k]] = value.strip()
             elif value != "":
                 problems.append(f"`kimi-lsp.{k}` must be a non-empty string")

@@ -257,13 +257,22 @@ def _dir_pin_files(d: Path, workspace: Workspace) -> tuple[Path, ...]:
     for folder in (d, req_dir):
         try:
             with os.scandir(folder) as it:
-                names = sorted(e.name for e in it if e.is_file())
+                # every entry but a directory: a dangling link, a FIFO or an unreadable file
+                # under a pin file's name is a pin file that cannot be read, never "no pin"
+                names = sorted(e.name for e in it if not _is_dir(e))
         except OSError:
             continue
         found.extend(folder / n for n in names if pin_format(folder / n) is not None)
     result = tuple(found)
     cache.dirs[d] = (stamp, result)
     return result
+
+
+def _is_dir(entry: os.DirEntry) -> bool:
+    try:
+        return entry.is_dir()
+    except OSError:
+        return False
 
 
 def _walk_dirs(start: Path, bound: Path) -> tuple[Path, ...]:

@@ -176,6 +176,8 @@ def _parse_options(line: _Logical, lead: int, res: LineResult) -> None:
 
 
 def _unquote(word: str) -> str:
+    if not any(c in word for c in "'\"\\"):
+        return word  # nothing shlex would change (the common case, and 20,000-line files)
     try:
         parts = shlex.split(word)
     except ValueError:
@@ -288,17 +290,35 @@ def _positional_args(command: str) -> list[str]:
     return out
 
 
+_PLAIN_WORD = re.compile(r"^[A-Za-z0-9_@%+=:,./-]+$")
+
+
+def _plain_command(command: str | None) -> str | None:
+    if not command:
+        return None
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return None
+    if not words or not all(_PLAIN_WORD.match(w) for w in words):
+        return None
+    return " ".join(words)
+
+
 def _relock_template(info: CompiledInfo, out_name: str) -> str | None:
     """Re-run the compile moving only the named package ({name}/{version} placeholders)."""
     # placeholders are substituted with str.replace (not format): braces in the command stay as written
-    cmd = info.command
+    # The header is repository text: it becomes a suggested command only when every word is a
+    # plain word (no `;`, `|`, `$(...)`, redirections, quotes or control characters), and is
+    # then re-quoted; anything else is never offered (a `; curl ... | sh` must not ride along).
+    cmd = _plain_command(info.command)
     if cmd and info.tool == "uv" and cmd.startswith("uv pip compile"):
         return cmd.replace("uv pip compile", "uv pip compile -P {name}=={version}", 1)
     if cmd and info.tool == "uv" and cmd.startswith("uv export"):
         return "uv lock --upgrade-package {name}=={version} && " + cmd
     if cmd and cmd.startswith("pip-compile"):
         return cmd.replace("pip-compile", 'pip-compile -P "{name}=={version}"', 1)
-    if info.inputs:
+    if info.inputs and _PLAIN_WORD.match(info.inputs[0]) and _PLAIN_WORD.match(out_name):
         inp = info.inputs[0]
         if info.tool == "uv":
             return f"uv pip compile {inp} -P {{name}}=={{version}} -o {out_name}"
@@ -339,19 +359,24 @@ def _read(source: SourceText, workspace: Workspace | None, is_constraints: bool,
     info = compiled_info(text, has_hashes)
     pins: list[Pin] = []
     problems: list[PinProblem] = []
-    includes: list[Path] = []
+    includes: dict[Path, None] = {}  # ordered and O(1) to test: 20,000 `-r` lines stay linear
+    exists: dict[Path, bool] = {}
+    resolved_memo: dict[str, Path | None] = {}
     for ln in lines:
         res = parse_line(ln, constraint=is_constraints, editable=info is None)
         pins.extend(res.pins)
         problems.extend(res.problems)
         for path_text, _is_c, where in res.includes:
-            resolved = resolve_include(source.path, path_text)
+            if path_text not in resolved_memo:
+                resolved_memo[path_text] = resolve_include(source.path, path_text)
+            resolved = resolved_memo[path_text]
             if resolved is None:
                 problems.append(PinProblem(f"{path_text}: remote or variable requirement files are not read", where))
                 continue
-            if resolved not in includes:
-                includes.append(resolved)
-            if workspace is not None and not workspace.exists(resolved):
+            includes[resolved] = None
+            if resolved not in exists:
+                exists[resolved] = workspace is None or workspace.exists(resolved)
+            if not exists[resolved]:
                 problems.append(PinProblem(f"included file not found: {path_text}", where))
     tool = None
     relock = None
@@ -360,15 +385,14 @@ def _read(source: SourceText, workspace: Workspace | None, is_constraints: bool,
         relock = _relock_template(info, source.path.name)
         for inp in info.inputs:
             resolved = resolve_include(source.path, inp)
-            if resolved is not None and resolved not in includes and resolved != source.path:
-                includes.append(resolved)
+            if resolved is not None and resolved != source.path:
+                includes.setdefault(resolved)
         if relock is None:
             # no header naming the input: a sibling ``<stem>.in`` is pip-compile's convention
             sibling = source.path.with_suffix(".in")
             if workspace is not None and workspace.exists(sibling):
                 relock = f'pip-compile -P "{{name}}=={{version}}" -o {source.path.name} {sibling.name}'
-                if sibling not in includes:
-                    includes.append(sibling)
+                includes.setdefault(sibling)
     elif source.path.suffix == ".in":
         tool = "pip-tools"
     return PinSource(
@@ -418,7 +442,7 @@ def read_requirements_tree(
         src, depth = todo.pop(0)
         if depth >= _MAX_INCLUDE_DEPTH:
             continue
-        for path_text, is_c in _include_directives(src):
+        for path_text, is_c in dict.fromkeys(_include_directives(src)):  # each directive once
             resolved = resolve_include(src.path, path_text)
             if resolved is None or (resolved, is_c) in seen:
                 continue  # remote, or already read: pip would loop forever on a cycle, we don't

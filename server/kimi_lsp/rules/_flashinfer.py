@@ -8,6 +8,9 @@ still caught.
 """
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
@@ -28,8 +31,31 @@ _LINUX = {
     "sys_platform": "linux",
     "platform_system": "Linux",
     "os_name": "posix",
-    "platform_machine": "x86_64",
 }
+# The CPUs a GPU host may have. Grace boards (GB200, GB300, GH200) are aarch64; an unknown
+# target may be either, so a pin counts when its marker holds on any of them (every such line is
+# checked, and bumped by the fix: a marker-split pin is never half-fixed).
+ALL_MACHINES = ("x86_64", "aarch64")
+_GRACE = {"gb200", "gb300", "gh200"}
+_machines: ContextVar[tuple[str, ...]] = ContextVar("kimi_lsp_target_machines", default=ALL_MACHINES)
+
+
+def target_machines(target_gpu: str | None) -> tuple[str, ...]:
+    g = (target_gpu or "").strip().lower()
+    if g in _GRACE:
+        return ("aarch64",)
+    from kimi_lsp.config import GPU_SM
+
+    return ("x86_64",) if g in GPU_SM else ALL_MACHINES
+
+
+@contextmanager
+def _for_target(ctx: LaunchContext) -> Iterator[None]:
+    token = _machines.set(target_machines(getattr(ctx.settings, "target_gpu", None)))
+    try:
+        yield
+    finally:
+        _machines.reset(token)
 
 
 @dataclass(frozen=True)
@@ -38,7 +64,9 @@ class Finding:
 
     source: PinSource
     pins: tuple[Pin, ...]  # the flashinfer-python pins (or the sglang pin when via_sglang)
-    status: str  # "bad" | "ok" | "admits-bad" | "unknown" | "stale" (a lock its manifest no longer admits)
+    # "bad" | "ok" | "admits-bad" | "unknown" | "stale" (a lock its manifest no longer admits) |
+    # "broken" (the file exists but cannot be read or parsed: what it pins is unknown)
+    status: str
     shown: str  # what the user wrote / what is locked, e.g. "0.6.16.post4" or ">=0.6.10,<0.7"
     detail: str = ""
     via_sglang: SglangRelease | None = None
@@ -66,6 +94,10 @@ class Evaluation:
         return tuple(f for f in self.findings if f.status == "stale")
 
     @property
+    def broken(self) -> tuple[Finding, ...]:
+        return tuple(f for f in self.findings if f.status == "broken")
+
+    @property
     def undecided(self) -> tuple[Finding, ...]:
         return tuple(f for f in self.findings if f.status in ("admits-bad", "unknown") and not f.lock_decides)
 
@@ -82,13 +114,30 @@ def _applies(pin: Pin) -> bool:
 
     try:
         marker = Marker(pin.marker)
-        for py in _PYTHONS:
-            env = {**_LINUX, "extra": pin.group or "", "python_version": py, "python_full_version": f"{py}.0"}
-            if marker.evaluate(env):
-                return True
+        for machine in _machines.get():
+            for py in _PYTHONS:
+                env = {**_LINUX, "platform_machine": machine, "extra": pin.group or "",
+                       "python_version": py, "python_full_version": f"{py}.0"}
+                if marker.evaluate(env):
+                    return True
         return False
     except Exception:  # invalid markers, undefined environment names: may apply
         return True
+
+
+def _broken(source: PinSource) -> Finding | None:
+    """A pin file that exists but yielded nothing it could read: a conflict marker, invalid
+    TOML, a permission error, a directory or device under a pin file's name. What it pins is
+    unknown, so it is never "no pin" (fail closed: the launch is not proven safe)."""
+    if source.pins or not source.problems:
+        return None
+    first = source.problems[0]
+    unreadable = first.span.start == 0 and first.span.end == 0 and first.message.startswith(f"{source.path.name}: ")
+    if source.format in ("requirements", "constraints") and not unreadable:
+        # a requirements file whose lines were read but pin nothing (only `-e .`, or a `-r` to
+        # a missing file) is reported by its reader; it hides no flashinfer pin of its own
+        return None
+    return Finding(source, (), "broken", "", first.message)
 
 
 def _fi_pins(source: PinSource) -> tuple[Pin, ...]:
@@ -232,7 +281,11 @@ def _classify_pins(specs: list[str], constraints: list[str]) -> tuple[str, str]:
 
 
 def evaluate(ctx: LaunchContext) -> Evaluation:
-    return ctx.memo("flashinfer", lambda: _evaluate(ctx))  # type: ignore[return-value]
+    def run() -> Evaluation:
+        with _for_target(ctx):
+            return _evaluate(ctx)
+
+    return ctx.memo("flashinfer", run)  # type: ignore[return-value]
 
 
 def _evaluate(ctx: LaunchContext) -> Evaluation:
@@ -266,7 +319,14 @@ def _evaluate(ctx: LaunchContext) -> Evaluation:
                 f = _manifest_finding(m, [c for c in constraints if m.format != "constraints"], project.dir)
                 if f is not None:
                     man_f.append(f)
+            broken = [f for f in (_broken(s) for s in (*project.locks, *project.manifests)) if f is not None]
+            if broken:
+                # the nearest project governs even when its pin file cannot be read: a broken
+                # lock must not hand the launch to a parent project or to "no pin"
+                findings.extend(broken)
             if not lock_f and not man_f:
+                if broken:
+                    break
                 continue
             # constraints only narrow a requirement: on their own they decide nothing
             if any(f.source.format != "constraints" for f in man_f):
@@ -308,6 +368,10 @@ def _configured_pin_findings(ctx: LaunchContext) -> list[Finding]:
     assert path is not None
     out: list[Finding] = []
     for src in discovery.read_pin_file(path, ctx.workspace, fmt="requirements"):
+        broken = _broken(src)
+        if broken is not None:
+            out.append(broken)
+            continue
         f = _lock_finding(src, path.parent) if src.is_lock else _manifest_finding(src, [], path.parent)
         if f is not None:
             out.append(f)
@@ -377,6 +441,11 @@ def bump_target(ctx: LaunchContext, ev: Evaluation) -> str:
 
 
 def related_for(ctx: LaunchContext, f: Finding) -> tuple[Related, ...]:
+    with _for_target(ctx):
+        return _related_for(ctx, f)
+
+
+def _related_for(ctx: LaunchContext, f: Finding) -> tuple[Related, ...]:
     pin = f.pins[0]
     if f.via_sglang is not None:
         msg = f"sglang {f.via_sglang.version} is pinned here; it requires flashinfer-python=={f.shown}"
@@ -397,6 +466,11 @@ def related_for(ctx: LaunchContext, f: Finding) -> tuple[Related, ...]:
 
 def bump_fixes(ctx: LaunchContext, ev: Evaluation, f: Finding) -> tuple[Fix, ...]:
     """The safe 'bump the flashinfer-python pin' fix for one failing finding, when a text edit exists."""
+    with _for_target(ctx):
+        return _bump_fixes(ctx, ev, f)
+
+
+def _bump_fixes(ctx: LaunchContext, ev: Evaluation, f: Finding) -> tuple[Fix, ...]:
     from kimi_lsp.pins import bump
 
     target = bump_target(ctx, ev)

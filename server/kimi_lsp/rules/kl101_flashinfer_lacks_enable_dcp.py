@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from kimi_lsp.diagnostics import Applicability, Fix, Severity
+from kimi_lsp.diagnostics import Applicability, Fix, Location, Related, Severity
 from kimi_lsp.knowledge import flashinfer as fi
 from kimi_lsp.rules import _flashinfer, _kimi
 from kimi_lsp.rules._base import LaunchContext, Violation, rule
@@ -85,6 +85,27 @@ def check(ctx: LaunchContext) -> Iterator[Violation]:
             related=(*_flashinfer.related_for(ctx, f), *_kimi.launched_from(ctx.launch, anchor)),
             data={"sglang_error": SGLANG_ERROR, "model": model, "flashinfer": f.shown, "pin_file": str(f.source.path)},
         )
+    if ev.failing:
+        return
+    for f in ev.broken:
+        # fail closed: a governing pin file that cannot be read proves nothing, and the install
+        # it drives would fail or install something unknown
+        yield Violation(
+            anchor,
+            f"{who} DCP (dcp-size {k3.dcp_size}) on decode backend `cutedsl_mla`{how} needs flashinfer-python "
+            f">= {first} (with `enable_dcp`), but the pin file that governs it, {_shown_path(ctx, f.source.path)}, "
+            f"cannot be read: {f.detail}",
+            related=(Related(Location(f.source.path, f.source.problems[0].span), f"{f.source.path.name} cannot be read"),
+                     *_kimi.launched_from(ctx.launch, anchor)),
+            data={"model": model, "pin_file": str(f.source.path)},
+        )
+
+
+def _shown_path(ctx: LaunchContext, path) -> str:
+    try:
+        return path.relative_to(ctx.workspace.root).as_posix()
+    except ValueError:
+        return str(path)
 
 
 def _spec(shown: str) -> str:

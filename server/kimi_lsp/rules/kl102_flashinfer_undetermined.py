@@ -44,7 +44,7 @@ def check(ctx: LaunchContext) -> Iterator[Violation]:
     if probed is None:
         return
     k3, ev = probed
-    if ev.failing:
+    if ev.failing or ev.broken:
         return  # KL101 speaks for this launch
     anchor = k3.anchor(ctx.launch)
     first = fi.first_good_final()
