@@ -600,7 +600,7 @@ def test_a_plain_pip_compile_header_is_still_offered(repo: Path, monkeypatch: py
 
 def test_escape_sequences_never_reach_the_terminal(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A key holding ESC [2K ESC [1G (erase the line) and a fake pass must be shown escaped."""
-    (repo / "requirements.txt").write_text("flashinfer-python==0.7.2\n", "utf-8")
+    (repo / "requirements.txt").write_text("sglang==0.5.23\nflashinfer-python==0.7.2\n", "utf-8")
     (repo / "run.sh").write_text(
         "python -m sglang.launch_server --model-path Qwen/Qwen3-8B --tp-size\x1b[2K\x1b[1GAll-checks-passed 2\n", "utf-8")
     for fmt in ("text", "github"):
