@@ -85,6 +85,7 @@ def test_engine_caps_a_guessed_config_at_warning(tmp_path: Path) -> None:
 
 def test_config_named_by_a_launch_is_read_whatever_its_keys(tmp_path: Path) -> None:
     (tmp_path / "conf.yaml").write_text("tp-sise: 2\n")
+    (tmp_path / "requirements.txt").write_text("sglang==0.5.23\n")  # a known release: an error, not a guess
     run = tmp_path / "run.sh"
     run.write_text("python -m sglang.launch_server --model-path m --config conf.yaml\n")
     eng = Engine(Workspace(tmp_path))
