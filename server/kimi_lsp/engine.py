@@ -261,7 +261,8 @@ class Engine:
             out = self._run_rules(cmd, src, settings, result, schema, governing)
             out = [_name_release(d, release, ws) if _release_dependent(d.code) else d for d in out]
         else:
-            out = self._lint_unknown_release(cmd, src, settings, result, governing, _unknown_why(release, ws))
+            out = self._lint_unknown_release(cmd, src, settings, result, governing, _unknown_why(release, ws),
+                                             release.candidates)
         if cmd.doubt is not None:
             out = [_as_doubtful(d, cmd.doubt) for d in out]
         if discovered_box:
@@ -277,13 +278,20 @@ class Engine:
         return out
 
     def _lint_unknown_release(self, cmd: LaunchCommand, src: SourceText, settings: Settings, result: FileResult,
-                              governing, why: str) -> list[Diagnostic]:
-        """No release is known: report a schema problem only when every recent release gives it
-        (same code, same place), as a warning without a safe fix, saying so. The newest release
-        runs first; the others only when it found something release-dependent."""
-        schemas = [load_schema(v) for v in recent_releases()]
+                              governing, why: str, candidates: tuple[str, ...] | None = None) -> list[Diagnostic]:
+        """No release is known: report a schema problem only when every release the launch may
+        run gives it (same code, same place), as a warning without a safe fix, saying so. Those
+        releases are the evidence's ``candidates`` (a range, a dated nightly), else the recent
+        ones; none at all (a repository with its own sglang source) leaves the schema unjudged.
+        A deprecation is no failure, so it is not reported for a release nobody names. The newest
+        release runs first; the others only when it found something release-dependent."""
+        versions = recent_releases() if candidates is None else candidates
+        schemas = [load_schema(v) for v in versions] or [load_schema(None)]
         newest = schemas[-1]
         out = self._run_rules(cmd, src, settings, result, newest, governing)
+        if not versions:
+            return [d for d in out if not _release_dependent(d.code)]
+        out = [d for d in out if d.code not in _NOT_A_FAILURE]
         dependent = [d for d in out if _release_dependent(d.code)]
         if not dependent:
             return out
@@ -476,6 +484,9 @@ def recent_releases() -> tuple[str, ...]:
     chosen = list(newest.values()) or list(shipped_versions())
     return tuple(chosen[-RECENT_RELEASES:])
 
+
+# Deprecations warn about launches that still work: not reported when the release is unknown.
+_NOT_A_FAILURE = frozenset({"KL204"})
 
 # KL3xx rules about pins alone (flashinfer companions, sglang's own pins): no schema involved.
 _PIN_ONLY = frozenset({"KL328", "KL329"})

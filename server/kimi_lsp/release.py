@@ -27,6 +27,8 @@ are nightly builds of main.
 """
 from __future__ import annotations
 
+import functools
+import os
 import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -49,6 +51,7 @@ _OFFICIAL_REPO = "lmsysorg/sglang"
 _RELEASE_TAG = re.compile(
     r"^v(?P<version>\d+(?:\.\d+){1,3}(?:(?:a|b|rc)\d+)?(?:\.post\d+)?)(?:-(?P<variant>[a-z0-9][a-z0-9._-]*))?$"
 )
+_DATED = re.compile(r"(?<!\d)(20\d\d)(0[1-9]|1[0-2])(0[1-9]|[12]\d|3[01])(?!\d)")  # nightly-dev-20251215
 _MOVING_TAG = re.compile(r"^(?P<name>latest|dev|nightly)(?:-[a-z0-9._-]*)?$")
 _TEMPLATE = re.compile(r"\{\{-?\s*(?P<expr>.*?)\s*-?\}\}")
 _SHELL_VAR = re.compile(r"\$\{?[A-Za-z_]")
@@ -70,6 +73,10 @@ class ReleaseResolution:
     # The launch runs inside sglang's official image of exactly ``version``: that image's own
     # flashinfer pin governs it (unless the Dockerfile installs another one).
     from_image: bool = False
+    # For an unknown release: the shipped releases it may be, when the evidence narrows them (a
+    # range pin, a dated nightly image); () when no shipped schema can speak for it (a repository
+    # carrying its own sglang source); None: no narrowing, the engine takes the recent releases.
+    candidates: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -81,10 +88,12 @@ class ImageRelease:
     shown: str  # the reference with templates filled in, for messages
     location: Location
     why: str = ""  # official but no release: why
+    candidates: tuple[str, ...] | None = None  # the releases a dated build lies between
 
 
-def unknown(why: str, source_kind: str = "none", source_text: str = "", location: Location | None = None) -> ReleaseResolution:
-    return ReleaseResolution(None, source_kind, source_text, location, False, why)
+def unknown(why: str, source_kind: str = "none", source_text: str = "", location: Location | None = None,
+            candidates: tuple[str, ...] | None = None) -> ReleaseResolution:
+    return ReleaseResolution(None, source_kind, source_text, location, False, why, candidates=candidates)
 
 
 def resolve_release(cmd: LaunchCommand, governing: Governing | None, workspace: Workspace, settings: Settings) -> ReleaseResolution:
@@ -107,13 +116,34 @@ def resolve_release(cmd: LaunchCommand, governing: Governing | None, workspace: 
         return own
     if image is not None and image.official:
         if image.version is None:
-            return unknown(image.why, "image", f"image `{image.shown}`", image.location)
+            return unknown(image.why, "image", f"image `{image.shown}`", image.location, candidates=image.candidates)
         return ReleaseResolution(image.version, "image", f"image `{image.shown}`", image.location, True, from_image=True)
     if own is not None:
         return own
+    fork = own_sglang_source(cmd.path, workspace)
+    if fork is not None:
+        return unknown(f"the repository carries its own sglang source ({fork}), which may define any argument",
+                       "fork", "", None, candidates=())
     if governing is None:
         return unknown("no image tag, pip line, lock or manifest names it")
     return project_release(governing, workspace)
+
+
+# sglang's server arguments live here in every release (the package at the repository root, or
+# under python/ as in sglang's own repository and its forks).
+_FORK_MARKERS = ("python/sglang/srt/server_args.py", "sglang/srt/server_args.py")
+
+
+def own_sglang_source(launch: Path, workspace: Workspace) -> str | None:
+    """The path of sglang's ``server_args.py`` inside the launch's repository, when the repository
+    is sglang itself or a fork of it: its launches run that code, not a released schema."""
+    root = workspace.repo_root(launch.parent, None)
+    if root is None:
+        return None
+    for rel in _FORK_MARKERS:
+        if workspace.exists(root / rel):
+            return rel
+    return None
 
 
 # -- images ------------------------------------------------------------------------------------
@@ -181,6 +211,14 @@ def parse_image(ref: str, location: Location) -> ImageRelease | None:
         return ImageRelease(True, m.group("version"), ref, location)
     moving = _MOVING_TAG.match(tag)
     if moving:
+        dated = _DATED.search(tag)
+        if dated is not None:
+            day = f"{dated.group(1)}-{dated.group(2)}-{dated.group(3)}"
+            between = releases_around(day)
+            if between:
+                return ImageRelease(True, None, ref, location,
+                                    f"image tag `{tag}` is a build of main from {day}, between sglang {' and '.join(between)}",
+                                    candidates=between)
         kind = "a nightly build of main" if moving.group("name") == "nightly" else "a moving tag that follows main"
         return ImageRelease(True, None, ref, location, f"image tag `{tag}` is {kind}")
     return ImageRelease(True, None, ref, location, f"image tag `{tag}` names no sglang release")
@@ -317,7 +355,7 @@ def _own_pin(gov: Governing, workspace: Workspace) -> ReleaseResolution | None:
         src, p = ranged
         shown = _pin_text(src, p, workspace)
         return unknown(f"`{shown}` at {where(Location(src.path, p.span), workspace)} is a range, not one release",
-                       "pip", f"`{shown}`", Location(src.path, p.span))
+                       "pip", f"`{shown}`", Location(src.path, p.span), candidates=admitted(p.specifier))
     return None
 
 
@@ -417,8 +455,23 @@ def project_release(gov: Governing, workspace: Workspace) -> ReleaseResolution:
             src, p = ranged
             shown = _pin_text(src, p, workspace)
             loc = Location(src.path, p.span)
-            return unknown(f"`{shown}` at {where(loc, workspace)} is a range and no lock decides it", "manifest", f"`{shown}`", loc)
+            return unknown(f"`{shown}` at {where(loc, workspace)} is a range and no lock decides it", "manifest", f"`{shown}`", loc,
+                           candidates=admitted(p.specifier))
     return unknown("no image tag, pip line, lock or manifest names it")
+
+
+def admitted(specifier: str) -> tuple[str, ...] | None:
+    """The shipped releases a range admits (pre-releases only when the range names one, as pip
+    does); None when the specifier cannot be read (then the recent releases stand in)."""
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
+    from kimi_lsp.knowledge.schema import shipped_versions
+
+    try:
+        spec = SpecifierSet(specifier)
+    except InvalidSpecifier:
+        return None
+    return tuple(spec.filter(shipped_versions()))
 
 
 def _from_pin(kind: str, src: PinSource, p: Pin, workspace: Workspace) -> ReleaseResolution:
@@ -477,3 +530,32 @@ def describe(res: ReleaseResolution, workspace: Workspace) -> str:
     if res.source_kind == "setting":
         return f"sglang {res.version}, from {res.source_text} in {at.rsplit(':', 1)[0]}"
     return f"sglang {res.version}, from {res.source_text} at {at}" if res.source_text else f"sglang {res.version}, from {at}"
+
+
+def releases_around(day: str) -> tuple[str, ...]:
+    """The last shipped release built on or before ``day`` (YYYY-MM-DD) and the first built after
+    it: a build of main from that day holds code between the two. One release when ``day`` is
+    past the newest; () when it is before the oldest (no schema can speak for it)."""
+    dates = _release_dates()
+    before = [v for v, d in dates if d <= day]
+    after = [v for v, d in dates if d > day]
+    if not before:
+        return ()
+    return (before[-1], after[0]) if after else (before[-1],)
+
+
+@functools.cache
+def _release_dates() -> tuple[tuple[str, str], ...]:
+    """(release, build day) in build order, from data/sglang_release_dates.json
+    (scripts/build_release_dates.py)."""
+    import json
+
+    from kimi_lsp.knowledge.schema import DATA_DIR, shipped_versions
+
+    try:
+        with open(os.path.join(DATA_DIR, "sglang_release_dates.json"), encoding="utf-8") as fh:
+            raw = json.load(fh)
+    except (OSError, ValueError):
+        return ()
+    order = {v: i for i, v in enumerate(shipped_versions())}  # same-day builds: by version
+    return tuple(sorted(((v, d) for v, d in raw.items() if v in order), key=lambda vd: (vd[1], order[vd[0]])))

@@ -45,7 +45,9 @@ def test_official_release_tags_name_their_release(ref: str, version: str) -> Non
     ("lmsysorg/sglang:latest", "image tag `latest` is a moving tag that follows main"),
     ("lmsysorg/sglang:dev", "image tag `dev` is a moving tag that follows main"),
     ("lmsysorg/sglang:dev-cu13", "image tag `dev-cu13` is a moving tag that follows main"),
-    ("lmsysorg/sglang:nightly-dev-20251208-5e2cda61", "image tag `nightly-dev-20251208-5e2cda61` is a nightly build of main"),
+    ("lmsysorg/sglang:nightly-dev-20251208-5e2cda61",
+     "image tag `nightly-dev-20251208-5e2cda61` is a build of main from 2025-12-08, between sglang 0.5.6.post1 and 0.5.6.post2"),
+    ("lmsysorg/sglang:nightly", "image tag `nightly` is a nightly build of main"),
     ("lmsysorg/sglang", "image `lmsysorg/sglang` has no tag, so it is `latest`, a moving tag"),
     ("lmsysorg/sglang@sha256:" + "b" * 64, "pinned by digest only"),
     ("lmsysorg/sglang:0.5.5", "image tag `0.5.5` names no sglang release"),
@@ -323,3 +325,50 @@ def test_hover_and_completion_use_the_same_release(tmp_path: Path, monkeypatch) 
     assert eng.schema_for_launch(tmp_path / "Dockerfile", surface.launches[0]).version == "0.5.22"
     # without a launch (completion in a file of no launch yet): the project's pin
     assert eng.schema_for_launch(tmp_path / "Dockerfile").version == "0.5.23"
+
+
+# -- narrowing an unknown release -----------------------------------------------------------------
+
+NANO = """FROM {image}
+CMD ["python3", "-m", "sglang.launch_server", "--model-path", "m", "--reasoning-parser", "nano_v3", "--no-such-flag"]
+"""
+
+
+def test_dated_nightly_is_judged_by_the_releases_around_its_day(tmp_path: Path, monkeypatch) -> None:
+    # nano_v3 is a reasoning parser of 0.5.7-0.5.9 only: a build of main from between 0.5.6.post2
+    # and 0.5.7 may have it, so only what both reject is reported
+    image = "lmsysorg/sglang:nightly-dev-20251215-0a1b2c3d"
+    (tmp_path / "Dockerfile").write_text(NANO.format(image=image))
+    _with_image(monkeypatch, image)
+    diags = _lint(tmp_path, "Dockerfile")
+    assert [(d.code, d.severity) for d in diags] == [("KL201", Severity.WARNING)]
+    assert "`--no-such-flag` (in every sglang release from 0.5.6.post2 to 0.5.7;" in diags[0].message
+    # the same launch on the moving `dev` tag: today's releases reject nano_v3 too
+    (tmp_path / "Dockerfile").write_text(NANO.format(image="lmsysorg/sglang:dev"))
+    _with_image(monkeypatch, "lmsysorg/sglang:dev")
+    assert sorted(d.code for d in _lint(tmp_path, "Dockerfile")) == ["KL201", "KL202"]
+
+
+def test_a_range_is_judged_by_every_release_it_admits(tmp_path: Path) -> None:
+    (tmp_path / "requirements.txt").write_text("sglang>=0.5.7,<0.5.10\n")
+    (tmp_path / "run.sh").write_text(
+        "python -m sglang.launch_server --model-path m --reasoning-parser nano_v3 --enable-hicache\n")
+    # nano_v3 holds in every admitted release; --enable-hicache (new in 0.5.23) in none of them
+    diags = _lint(tmp_path, "run.sh")
+    assert [(d.code, d.severity) for d in diags] == [("KL201", Severity.WARNING)]
+    assert "in every sglang release from 0.5.7 to 0.5.9;" in diags[0].message
+    assert "`sglang>=0.5.7,<0.5.10` at requirements.txt:1 is a range" in diags[0].message
+
+
+def test_a_repository_with_its_own_sglang_source_is_not_judged_by_a_release(tmp_path: Path) -> None:
+    (tmp_path / "python" / "sglang" / "srt").mkdir(parents=True)
+    (tmp_path / "python" / "sglang" / "srt" / "server_args.py").write_text("# a fork's own arguments\n")
+    (tmp_path / "run.sh").write_text("python -m sglang.launch_server --model-path m --enable-kvstore\n")
+    assert _lint(tmp_path, "run.sh") == []
+
+
+def test_a_deprecation_is_not_reported_for_an_unknown_release(tmp_path: Path) -> None:
+    (tmp_path / "run.sh").write_text("python -m sglang.launch_server --model-path m --disable-cuda-graph\n")
+    assert _lint(tmp_path, "run.sh") == []
+    (tmp_path / "requirements.txt").write_text(f"sglang=={NEWEST}\n")
+    assert [d.code for d in _lint(tmp_path, "run.sh")] == ["KL204"]
