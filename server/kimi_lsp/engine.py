@@ -27,6 +27,7 @@ from kimi_lsp.rules._vet import vet_safe_fixes
 from kimi_lsp.surfaces import read_surface
 from kimi_lsp.surfaces.model import ConfigFile, Entry, LaunchCommand, Surface, SurfaceResult
 from kimi_lsp.text import Span
+from kimi_lsp.walk import LAUNCH_SUFFIXES, looks_like_launch_candidate  # re-exported: the file-name question lives below the engine
 from kimi_lsp.workspace import ReadFailure, SourceText, Workspace, touched
 
 if TYPE_CHECKING:
@@ -553,17 +554,6 @@ def _with_severity(d: Diagnostic, sev: Severity) -> Diagnostic:
     return Diagnostic(d.code, d.message, d.location, sev, d.fixes, d.related, d.data)
 
 
-LAUNCH_SUFFIXES = {".yaml", ".yml", ".toml", ".sh", ".bash", ".zsh", ".ksh", ".sbatch", ".slurm", ".pbs"}
-
-
-def looks_like_launch_candidate(path: Path) -> bool:
-    name = path.name
-    if path.suffix.lower() in LAUNCH_SUFFIXES:
-        return True
-    low = name.lower()
-    return low.startswith(("dockerfile", "containerfile")) or low.endswith(".dockerfile")
-
-
 # -- for `kimi-lsp verify` ---------------------------------------------------------------
 
 
@@ -609,4 +599,4 @@ def _coerce(kind: str | None, value: str | None) -> object:
     return value
 
 
-__all__ = ["Engine", "FileResult", "launch_settings", "looks_like_launch_candidate", "ALL_RULES"]
+__all__ = ["Engine", "FileResult", "launch_settings", "looks_like_launch_candidate", "LAUNCH_SUFFIXES", "ALL_RULES"]

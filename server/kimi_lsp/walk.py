@@ -132,10 +132,20 @@ class IgnoreRules:
         return verdict
 
 
+LAUNCH_SUFFIXES = {".yaml", ".yml", ".toml", ".sh", ".bash", ".zsh", ".ksh", ".sbatch", ".slurm", ".pbs"}
+
+
+def looks_like_launch_candidate(path: Path) -> bool:
+    """Whether the file's name alone says it may hold a launch (a read failure of such a file
+    is reported; other files are only read when their content names sglang)."""
+    if path.suffix.lower() in LAUNCH_SUFFIXES:
+        return True
+    low = path.name.lower()
+    return low.startswith(("dockerfile", "containerfile")) or low.endswith(".dockerfile")
+
+
 def is_candidate(path: Path) -> bool:
     """Files that may hold a launch (cheap test on the name; shebang for extension-less files)."""
-    from kimi_lsp.engine import looks_like_launch_candidate
-
     if looks_like_launch_candidate(path):
         return True
     if path.suffix == "" and not path.name.startswith("."):
