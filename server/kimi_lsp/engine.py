@@ -354,6 +354,11 @@ class Engine:
             return None, []  # reported by the config rules (missing file, non-YAML)
         touched(path)
         path = path.resolve()
+        if not self._inside_repository(cmd, path):
+            # A launch may name any file, but a linter that reads it would echo another
+            # repository's (or the system's) text into diagnostics and CI annotations. The config
+            # counts as unread: rules that need its contents say nothing (a miss, never a claim).
+            return None, []
         result.depends_on.add(path)
         self.referenced_configs.add(path)
         hit = self._config_cache.get(path)
@@ -373,6 +378,16 @@ class Engine:
             for p in sr.problems:
                 diags.append(self._engine_diag("KL001", Location(path, p.span), p.message))
         return cfg, diags
+
+    def _inside_repository(self, cmd: LaunchCommand, path: Path) -> bool:
+        root = self.workspace.repo_root(cmd.path.parent, None) or self.workspace.root
+        if root is None:
+            root = cmd.path.parent
+        try:
+            path.relative_to(self._resolve(Path(root)))
+        except ValueError:
+            return False
+        return True
 
     # -- diagnostics ---------------------------------------------------------------------
     def _to_diag(self, r: Rule, v: Violation) -> Diagnostic:

@@ -8,6 +8,8 @@ of these cases is docs/reliability.md.
 """
 from __future__ import annotations
 
+import json
+
 import io
 import os
 from contextlib import redirect_stderr, redirect_stdout
@@ -608,6 +610,27 @@ def test_escape_sequences_never_reach_the_terminal(repo: Path, monkeypatch: pyte
         assert rc == 1 and "KL201" in out, out
         assert "\x1b" not in out and "\x1b" not in err
         assert "\\x1b[2K" in out
+
+
+def test_a_config_outside_the_repository_is_not_read_or_echoed(repo: Path, tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """`--config /elsewhere/x.yml`: another repository's (or the system's) text never reaches the
+    output; the config counts as unread, so nothing is claimed about what it holds."""
+    outside = tmp_path / "elsewhere" / "secrets.yaml"
+    outside.parent.mkdir()
+    outside.write_text("api-key-of-another-team: hunter2\ntp-sise: 2\n", "utf-8")
+    (repo / "requirements.txt").write_text("sglang==0.5.23\n", "utf-8")
+    (repo / "run.sh").write_text(f"python -m sglang.launch_server --config {outside}\n", "utf-8")
+    rc, out, err = check(repo, "--format", "json", "run.sh", monkeypatch=monkeypatch)
+    assert rc == 0, out
+    assert "hunter2" not in out + err and "api-key" not in out + err and "tp-sise" not in out + err
+    assert json.loads(out)["diagnostics"] == []  # not KL216 either: the unread config may name the model
+    # the same file inside the repository is read and checked
+    inside = repo / "conf.yaml"
+    inside.write_text("tp-sise: 2\n", "utf-8")
+    (repo / "run.sh").write_text("python -m sglang.launch_server --model-path m --config conf.yaml\n", "utf-8")
+    rc, out, _ = check(repo, "--format", "json", "run.sh", monkeypatch=monkeypatch)
+    assert rc == 1 and "tp-sise" in out
 
 
 # -- 4. marker-split pins ----------------------------------------------------------------------
