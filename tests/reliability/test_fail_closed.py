@@ -569,6 +569,54 @@ def test_python_m_kimi_lsp_imports_nothing_from_the_working_directory(tmp_path: 
         assert proc.returncode == 1 and "k3.yaml:4:1: KL101" in proc.stdout, (proc.stdout, proc.stderr)
 
 
+def _extension_module_args() -> list[str]:
+    """The arguments the VS Code extension gives an interpreter (vscode-extension/src/common/
+    constants.ts, MODULE_ARGS): read from its source so the test runs exactly what it ships."""
+    import re
+
+    ts = (Path(__file__).resolve().parents[2] / "vscode-extension" / "src" / "common" / "constants.ts").read_text("utf-8")
+    block = re.search(r"MODULE_ARGS: readonly string\[\] = \[(.*?)\n\];", ts, re.S)
+    assert block is not None
+    module = re.search(r"PYTHON_MODULE = '([^']+)'", ts)
+    assert module is not None
+    parts = re.findall(r"'((?:[^'\\]|\\.)*)'|\"((?:[^\"\\]|\\.)*)\"|`([^`]*)`|(,)", block.group(1))
+    args, cur = [], ""
+    for single, double, template, comma in parts:
+        if comma:
+            args.append(cur)
+            cur = ""
+        else:
+            cur += single or double or template.replace("${PYTHON_MODULE}", module.group(1))
+    if cur:
+        args.append(cur)
+    return args
+
+
+def test_the_editor_extension_never_imports_the_workspace(tmp_path: Path) -> None:
+    """The extension runs ``<python> MODULE_ARGS serve`` with the workspace as working directory;
+    a ``kimi_lsp/`` package in the workspace (which plain ``-m kimi_lsp`` would import before any
+    of our code runs) is never executed, on every Python the server supports (no ``-P``)."""
+    import subprocess
+    import sys
+
+    args = _extension_module_args()
+    assert args[0] == "-c" and len(args) == 2
+    root = make_repo(tmp_path / "repo")
+    marker = tmp_path / "imported"
+    for mod in ("kimi_lsp", "yaml"):
+        (root / mod).mkdir()
+        (root / mod / "__init__.py").write_text(f"open({str(marker)!r}, 'a').write({mod!r} + '\\n')\n", "utf-8")
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2] / "server")}
+    proc = subprocess.run([sys.executable, *args, "--version"], cwd=root, env=env, capture_output=True, text=True,
+                          timeout=60, stdin=subprocess.DEVNULL)
+    assert not marker.exists(), marker.read_text()
+    assert proc.returncode == 0 and proc.stdout.strip(), (proc.stdout, proc.stderr)
+    # the control: plain -m imports the workspace's package
+    subprocess.run([sys.executable, "-m", "kimi_lsp", "--version"], cwd=root, env=env, capture_output=True,
+                   timeout=60, stdin=subprocess.DEVNULL)
+    assert marker.exists()
+
+
 # -- 8. repository text is quoted, never trusted ------------------------------------------------
 
 

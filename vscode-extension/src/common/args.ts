@@ -1,10 +1,11 @@
 // Building the command lines the extension runs. Pure.
 
-import { PYTHON_MODULE } from './constants';
+import { MODULE_ARGS } from './constants';
 
 /**
  * How to run kimi-lsp: either its console script (`prefix` empty) or a Python interpreter with
- * `-m kimi_lsp` (`command` is the interpreter, `prefix` its leading arguments plus `-m kimi_lsp`).
+ * `-m kimi_lsp` (`command` is the interpreter, `prefix` its leading arguments plus `MODULE_ARGS`, which
+ * runs the module without the working directory on `sys.path`).
  */
 export interface KimiInvocation {
   command: string;
@@ -25,7 +26,7 @@ export function interpreterInvocation(interpreter: readonly string[]): KimiInvoc
   if (interpreter.length === 0) {
     throw new Error('empty interpreter');
   }
-  return { command: interpreter[0], prefix: [...interpreter.slice(1), '-m', PYTHON_MODULE] };
+  return { command: interpreter[0], prefix: [...interpreter.slice(1), ...MODULE_ARGS] };
 }
 
 /** `kimi-lsp serve [extra...]`: stdio is the default transport, so nothing else is needed. */
@@ -44,8 +45,9 @@ export function verifyCommand(inv: KimiInvocation, launchFile?: string): Command
 
 /** The pip command that installs kimi-lsp into the environment `inv` runs in (for error messages). */
 export function installHint(inv: KimiInvocation | undefined): string {
-  if (inv && inv.prefix.length >= 2 && inv.prefix[inv.prefix.length - 1] === PYTHON_MODULE) {
-    const python = [inv.command, ...inv.prefix.slice(0, -2)];
+  const n = MODULE_ARGS.length;
+  if (inv && inv.prefix.length >= n && MODULE_ARGS.every((a, i) => inv.prefix[inv.prefix.length - n + i] === a)) {
+    const python = [inv.command, ...inv.prefix.slice(0, -n)];
     return `${shellQuote(python)} -m pip install kimi-lsp`;
   }
   return 'pip install kimi-lsp';

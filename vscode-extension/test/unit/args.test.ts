@@ -10,6 +10,7 @@ import {
   verifyCommand,
   versionCommand,
 } from '../../src/common/args';
+import { MODULE_ARGS } from '../../src/common/constants';
 
 test('an executable is started as `<path> serve` with the extra arguments after serve', () => {
   const inv = executableInvocation('/opt/venv/bin/kimi-lsp');
@@ -20,17 +21,17 @@ test('an executable is started as `<path> serve` with the extra arguments after 
   assert.deepEqual(versionCommand(inv), { command: '/opt/venv/bin/kimi-lsp', args: ['--version'] });
 });
 
-test('an interpreter is started as `<python> -m kimi_lsp serve`', () => {
+test('an interpreter runs the module with the working directory off sys.path', () => {
   const inv = interpreterInvocation(['/usr/bin/python3']);
-  assert.deepEqual(serveCommand(inv), { command: '/usr/bin/python3', args: ['-m', 'kimi_lsp', 'serve'] });
-  assert.deepEqual(versionCommand(inv), { command: '/usr/bin/python3', args: ['-m', 'kimi_lsp', '--version'] });
+  assert.deepEqual(serveCommand(inv), { command: '/usr/bin/python3', args: [...MODULE_ARGS, 'serve'] });
+  assert.deepEqual(versionCommand(inv), { command: '/usr/bin/python3', args: [...MODULE_ARGS, '--version'] });
 });
 
 test('an interpreter setting with leading arguments keeps them before -m', () => {
   const inv = interpreterInvocation(['conda', 'run', '-n', 'serve', 'python']);
   assert.deepEqual(serveCommand(inv, ['--log-level', 'INFO']), {
     command: 'conda',
-    args: ['run', '-n', 'serve', 'python', '-m', 'kimi_lsp', 'serve', '--log-level', 'INFO'],
+    args: ['run', '-n', 'serve', 'python', ...MODULE_ARGS, 'serve', '--log-level', 'INFO'],
   });
   assert.throws(() => interpreterInvocation([]));
 });
@@ -39,7 +40,7 @@ test('verify runs on the given launch file, or on none', () => {
   const inv = interpreterInvocation(['python3']);
   assert.deepEqual(verifyCommand(inv, '/w/deploy/k3.yaml'), {
     command: 'python3',
-    args: ['-m', 'kimi_lsp', 'verify', '/w/deploy/k3.yaml'],
+    args: [...MODULE_ARGS, 'verify', '/w/deploy/k3.yaml'],
   });
   assert.deepEqual(verifyCommand(executableInvocation('kimi-lsp')), { command: 'kimi-lsp', args: ['verify'] });
 });
