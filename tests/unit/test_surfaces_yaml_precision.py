@@ -249,3 +249,16 @@ def test_template_condition_around_words_makes_the_launch_a_guess() -> None:
     (launch,) = read(plain).launches
     assert launch.doubt is None
     assert [t.value for t in launch.argv if t.exact] == ["--model-path", "m", "--disaggregation-mode", "prefill"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["{#" * 200_000, "{{ " * 200_000, "x: " + "{{ a }}" * 100_000, "a: {{ x }}\n" * 50_000],
+)
+def test_template_masking_is_linear(text: str) -> None:
+    import time
+
+    start = time.monotonic()
+    masked = mask_templates(text)
+    assert len(masked.text) == len(text)
+    assert time.monotonic() - start < 5  # unclosed openers or one long line: no quadratic scan

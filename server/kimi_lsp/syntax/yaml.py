@@ -19,6 +19,7 @@ reported as the pure-Python loader words them: that is what ``yaml.safe_load`` (
 """
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Sequence
 
@@ -653,7 +654,8 @@ def _align(value: str, units: Sequence[tuple[str, int, int]], anchor: int) -> Sc
 
 # ``{{ }}`` not preceded by ``$`` (GitHub Actions' ``${{ }}`` is plain YAML text), ``{% %}``,
 # ``{# #}``. Go template comments ``{{/* */}}`` are ``{{ }}`` actions too.
-_ACTION_RE = re.compile(r"(?<!\$)\{\{.*?\}\}|\{%.*?%\}|\{#.*?#\}", re.DOTALL)
+_OPENER_RE = re.compile(r"\{[{%#]")
+_CLOSERS = {"{": "}}", "%": "%}", "#": "#}"}
 # Actions that only steer the template (they render no text of their own).
 _CONTROL_RE = re.compile(
     r"\{[{%]-?\s*(?:if|else|elif|end\w*|range|with|define|for|block|set|macro|call|filter|raw|/\*)\b"
@@ -682,14 +684,32 @@ class Masked:
 
 
 def template_actions(text: str) -> list[Span]:
-    """Spans of the template actions in ``text`` (empty for plain YAML)."""
+    """Spans of the template actions in ``text`` (empty for plain YAML): ``{{ }}`` not preceded
+    by ``$`` (GitHub Actions' ``${{ }}`` is plain YAML text), ``{% %}``, ``{# #}``.
+
+    One pass: each opener's closer is found with ``str.find`` and the scan resumes after it; an
+    opener whose closer is missing means no later opener of that kind closes either (so hostile
+    input with many unclosed openers stays linear)."""
     if "{{" not in text and "{%" not in text and "{#" not in text:
         return []
     out: list[Span] = []
-    for m in _ACTION_RE.finditer(text):
-        out.append(Span(m.start(), m.end()))
-        if len(out) >= MAX_TEMPLATE_ACTIONS:
+    unclosed: set[str] = set()
+    pos = 0
+    while len(out) < MAX_TEMPLATE_ACTIONS:
+        m = _OPENER_RE.search(text, pos)
+        if m is None:
             break
+        i, kind = m.start(), text[m.start() + 1]
+        if kind in unclosed or (kind == "{" and i > 0 and text[i - 1] == "$"):
+            pos = i + 2 if kind != "{" else i + 1
+            continue
+        j = text.find(_CLOSERS[kind], i + 2)
+        if j < 0:
+            unclosed.add(kind)
+            pos = i + 1
+            continue
+        out.append(Span(i, j + 2))
+        pos = j + 2
     return out
 
 
@@ -698,17 +718,22 @@ def mask_templates(text: str, actions: list[Span] | None = None) -> Masked:
     if actions is None:
         actions = template_actions(text)
     chars = list(text)
+    ends = [a.end for a in actions]
+    alone_on_line: dict[int, bool] = {}
     values: list[Span] = []
     blocks: list[Span] = []
     controls: list[Span] = []
     for a in actions:
         raw = text[a.start : a.end]
         line_start = text.rfind("\n", 0, a.start) + 1
-        line_end = text.find("\n", a.end)
-        line_end = len(text) if line_end < 0 else line_end
-        rest = _ACTION_RE.sub("", text[line_start:line_end])
+        alone = alone_on_line.get(line_start)
+        if alone is None:  # once per line: a line of many actions must not cost quadratic time
+            line_end = text.find("\n", a.end)
+            line_end = len(text) if line_end < 0 else line_end
+            rest = "".join(_line_outside_actions(text, line_start, line_end, actions, ends))
+            alone = alone_on_line[line_start] = not rest.strip()
         control = _CONTROL_RE.match(raw) is not None and not _COMMENT_RE.match(raw)
-        if control or _COMMENT_RE.match(raw) or not rest.strip():
+        if control or _COMMENT_RE.match(raw) or alone:
             for i in range(a.start, a.end):
                 if chars[i] not in "\r\n":
                     chars[i] = " "
@@ -722,3 +747,18 @@ def mask_templates(text: str, actions: list[Span] | None = None) -> Masked:
                         chars[i] = text[i]
             values.append(a)
     return Masked("".join(chars), tuple(actions), tuple(values), tuple(blocks), tuple(controls))
+
+
+def _line_outside_actions(text: str, start: int, end: int, actions: list[Span], ends: list[int]) -> list[str]:
+    """The pieces of ``text[start:end]`` outside every action (``actions`` sorted, ``ends``
+    their ends)."""
+    k = bisect.bisect_right(ends, start)  # the first action ending after start
+    out: list[str] = []
+    pos = start
+    while k < len(actions) and actions[k].start < end:
+        a = actions[k]
+        out.append(text[pos : max(pos, a.start)])
+        pos = max(pos, a.end)
+        k += 1
+    out.append(text[pos:end] if pos < end else "")
+    return out
