@@ -195,6 +195,7 @@ class LaunchContext:
     own_pins: bool = False
     problems: list[SyntaxProblem] = field(default_factory=list)
     depth: int = 0
+    image: Located[str] | None = None  # the container image the launches run in (FROM, docker run)
 
 
 
@@ -230,6 +231,7 @@ def _make_launch(
         base_dir=ctx.base_dir,
         env=tuple(env),
         own_pins=ctx.own_pins,
+        image=ctx.image,
     )
 
 

@@ -245,6 +245,20 @@ class _LazySource(Source):
         return self._m().exact(i, j)
 
 
+@dataclass(frozen=True, slots=True)
+class Heredoc:
+    """A ``<<DELIM`` / ``<<-DELIM`` redirection: the body is the lines after the command's line."""
+
+    delimiter: str  # unquoted (``<<"EOF"`` and ``<<'EOF'`` give EOF)
+    strip_tabs: bool  # ``<<-``: leading tabs of body lines (and of the delimiter line) dropped
+    span: Span  # the operator and the delimiter word
+
+
+def is_heredoc_end(line: str, heredoc: Heredoc) -> bool:
+    """Whether ``line`` (no line break) closes ``heredoc``."""
+    return (line.lstrip("\t") if heredoc.strip_tabs else line).rstrip("\r") == heredoc.delimiter
+
+
 class _Lexer:
     def __init__(self, src: Source, escape: str) -> None:
         self.src = src
@@ -252,6 +266,7 @@ class _Lexer:
         self.n = len(self.s)
         self.escape = escape
         self.problems: list[SyntaxProblem] = []
+        self.heredocs: list[Heredoc] = []  # the heredocs the commands open, in order
 
     # -- helpers ------------------------------------------------------------------------------
     def _problem(self, message: str, i: int) -> None:
@@ -289,10 +304,17 @@ class _Lexer:
         return self.n
 
     def _balanced(self, i: int, opening: str, closing: str, what: str) -> int:
-        """``s[i] == opening``: the index after the matching ``closing``."""
+        """``s[i] == opening``: the index after the matching ``closing``.
+
+        Inside parentheses (``$( ... )``, ``A=( ... )``, ``<( ... )``) the text is shell code:
+        a comment (``# the model's own layer``) and a heredoc body (``<<EOF`` ... ``EOF``) are
+        text whose quotes and parentheses do not count.
+        """
         depth = 0
         j = i
         s, n = self.s, self.n
+        code = opening == "(" and not self.s.startswith("((", i)  # $(( a << 2 )) is arithmetic
+        pending: list[tuple[str, bool]] = []  # heredocs opened on the current line
         while j < n:
             c = s[j]
             if c == "\\":
@@ -301,6 +323,18 @@ class _Lexer:
             if c in "'\"`":
                 j = self._skip_quoted(j)
                 continue
+            if code:
+                if c == "#" and (j == i + 1 or s[j - 1] in " \t\r\n;&|("):
+                    eol = s.find("\n", j)
+                    j = n if eol < 0 else eol
+                    continue
+                if c == "\n" and pending:
+                    j = self._skip_heredocs(j + 1, pending)
+                    pending = []
+                    continue
+                if c == "<" and s.startswith("<<", j) and not s.startswith("<<<", j):
+                    j = self._heredoc_operator(j, pending)
+                    continue
             if c == opening:
                 depth += 1
             elif c == closing:
@@ -310,6 +344,19 @@ class _Lexer:
             j += 1
         self._problem(f"unterminated {what}", i - 1 if i > 0 else i)
         return n
+
+    def _heredoc_operator(self, j: int, pending: list[tuple[str, bool]]) -> int:
+        """``s[j:]`` starts with ``<<``: note the heredoc it opens; the index after its delimiter."""
+        s, n = self.s, self.n
+        strip_tabs = s.startswith("<<-", j)
+        k = j + (3 if strip_tabs else 2)
+        while k < n and s[k] in " \t":
+            k += 1
+        if k >= n or s[k] in _META:
+            return k
+        d = self._word(k)
+        pending.append((d.value(), strip_tabs))
+        return max(d.end, k + 1)
 
     def _backtick(self, i: int) -> int:
         j = i + 1
@@ -581,6 +628,7 @@ class _Lexer:
             if c in "<>" or (c == "&" and s.startswith("&>", i)):
                 m = _REDIRECT_RE.match(s, i)
                 op = m.group(0) if m else c
+                op_at = i
                 extend(i, i + len(op))
                 i += len(op)
                 if op in ("<<", "<<-"):
@@ -589,6 +637,7 @@ class _Lexer:
                     if i < n and s[i] not in _META:
                         d = self._word(i)
                         heredocs.append((d.value(), op == "<<-"))
+                        self.heredocs.append(Heredoc(d.value(), op == "<<-", self.src.span(op_at, d.end)))
                         extend(d.start, d.end)
                         i = d.end
                 else:
@@ -630,6 +679,13 @@ def lex(src: Source, *, escape: str = "\\") -> tuple[list[Command], list[SyntaxP
     lexer = _Lexer(src, escape)
     commands = lexer.run()
     return commands, lexer.problems
+
+
+def heredocs(src: Source, *, escape: str = "\\") -> list[Heredoc]:
+    """The heredocs that the commands of ``src`` open (a Dockerfile ``RUN`` line), in order."""
+    lexer = _Lexer(src, escape)
+    lexer.run()
+    return lexer.heredocs
 
 
 def iter_commands(text: str, base: int = 0, *, escape: str = "\\") -> Iterator[SimpleCommand]:
