@@ -24,7 +24,6 @@ from kimi_lsp.surfaces.shell import (
     LaunchContext,
     Source,
     Word,
-    basename,
     launches_from_commands,
     launches_from_words,
     lex,
@@ -43,9 +42,6 @@ from kimi_lsp.syntax.dockerfile import (  # parse is re-exported: the tests read
 from kimi_lsp.text import Located
 
 __all__ = ["parse", "read_dockerfile"]
-
-_SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ash", "ksh"})
-
 
 # ------------------------------------------------------------------------------------------------
 # Argument forms
@@ -181,15 +177,12 @@ def read_dockerfile(path: Path, text: str) -> SurfaceResult:
 
 
 def _run_launches(ins: Instruction, ctx: LaunchContext, escape: str, env: list[EnvVar]) -> list[LaunchCommand]:
-    offset = run_offset(ins.args)
-    form = _form(ins, escape, offset)
+    form = _form(ins, escape, run_offset(ins.args))
     found = _form_launches(form, ctx, escape, list(env))
-    if ins.heredocs and form.shell is not None:
-        commands, _ = lex(form.shell, escape=escape)
-        runner = [w.value for w in commands[0].words] if commands else []
+    if form.shell is not None:
         # `RUN <<EOF` and `RUN bash <<EOF` run the body as a script; `RUN python3 <<EOF` does not
-        if not runner or basename(runner[0]) in _SHELLS:
-            for _, body, body_text in ins.heredocs:
-                src = FlatSource(body_text, body.start)
+        for body in ins.heredocs:
+            if body.script:
+                src = FlatSource(body.text, body.span.start)
                 found.extend(_form_launches(_Form(ins, shell=src), ctx, "\\", list(env)))
     return found

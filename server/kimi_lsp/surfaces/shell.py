@@ -27,6 +27,7 @@ from kimi_lsp.syntax.shell import (  # re-exported: the surfaces read shell text
     DECLARE,
     Command,
     FlatSource,
+    SHELLS,
     MappedSource,
     SimpleCommand,
     Source,
@@ -60,7 +61,6 @@ LAUNCH_MODULES: dict[str, Entry] = {
 _SERVE_MODULES = frozenset({"sglang.cli.main"})  # python -m sglang.cli.main serve ...
 _TORCHRUN_MODULES = frozenset({"torch.distributed.run", "torch.distributed.launch"})
 _PYTHON_RE = re.compile(r"python(?:\d+(?:\.\d+)*)?t?(?:-dbg)?(?:\.exe)?")
-_SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "ash", "mksh"})
 _PIP_RE = re.compile(r"pip(?:\d+(?:\.\d+)*)?")
 MAX_NESTING = 8  # sh -c "sh -c '...'" levels followed
 
@@ -406,7 +406,7 @@ def launches_from_words(
             if i + 1 < n and words[i + 1].value == "serve":
                 return [_make_launch(words, 0, i, i + 1, i + 2, Entry.SERVE, ctx, env_list, head)]
             return []
-        if b in _SHELLS:
+        if b in SHELLS:
             return _shell_c_launches(words, i, ctx, env_list)
         if b == "torchrun":
             return _torchrun_launch(words, i + 1, 0, i, ctx, env_list, head)

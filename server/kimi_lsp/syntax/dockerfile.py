@@ -31,13 +31,21 @@ _VAR_RE = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*
 
 
 @dataclass(frozen=True, slots=True)
+class HeredocBody:
+    delimiter: str
+    span: Span  # the body lines, without the delimiter line
+    text: str
+    script: bool  # the body runs as a shell script (``RUN <<EOF``, ``RUN bash <<EOF``)
+
+
+@dataclass(frozen=True, slots=True)
 class Instruction:
     keyword: str  # upper case
     keyword_span: Span
     start: int  # file offset of the arguments
     args: str  # the arguments, masked: same length as text[start:span.end]
     span: Span
-    heredocs: tuple[tuple[str, Span, str], ...] = ()  # (delimiter, body span, body)
+    heredocs: tuple[HeredocBody, ...] = ()
 
     def source(self) -> FlatSource:
         return FlatSource(self.args, self.start)
@@ -118,20 +126,20 @@ def parse(text: str) -> tuple[str, list[Instruction], list[SyntaxProblem]]:
         args = "".join(chars)
         keyword_span = Span(start + m.start(1), start + m.end(1))
         li = last + 1
-        bodies: list[tuple[str, Span, str]] = []
+        bodies: list[HeredocBody] = []
         if keyword in ("RUN", "COPY", "ADD"):
             # BuildKit takes heredocs from the instruction's words: the shell lexer's are the same
             for mark in heredocs(FlatSource(args, args_start), escape=escape):
                 body_start = lines[li][0] if li < len(lines) else len(text)
-                found: tuple[str, Span, str] | None = None
+                found: HeredocBody | None = None
                 while li < len(lines):
                     ls, le, _ = lines[li]
                     li += 1
                     if is_heredoc_end(text[ls:le], mark):
-                        found = (mark.delimiter, Span(body_start, ls), text[body_start:ls])
+                        found = HeredocBody(mark.delimiter, Span(body_start, ls), text[body_start:ls], mark.is_script)
                         break
                 if found is None:
-                    found = (mark.delimiter, Span(body_start, len(text)), text[body_start:])
+                    found = HeredocBody(mark.delimiter, Span(body_start, len(text)), text[body_start:], mark.is_script)
                     problems.append(SyntaxProblem(f"unterminated heredoc <<{mark.delimiter}", mark.span))
                 bodies.append(found)
         instruction = Instruction(

@@ -175,6 +175,7 @@ _OPERATOR_RE = re.compile(r";;&|;;|;&|&&|\|\||\|&|[;&|()]")
 _REDIRECT_RE = re.compile(r"&>>|&>|<<<|<<-|<<|<>|<&|>&|>>|>\||<|>")
 # Words that open or close compound commands; the command proper starts after them.
 _RESERVED = frozenset({"{", "}", "!", "if", "then", "else", "elif", "fi", "do", "done", "while", "until", "esac"})
+SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "ash", "mksh"})
 DECLARE = frozenset({"export", "declare", "typeset", "local", "readonly"})
 _ANSI_NUMERIC_RE = re.compile(r"x[0-9A-Fa-f]{1,2}|u[0-9A-Fa-f]{1,4}|U[0-9A-Fa-f]{1,8}|[0-7]{1,3}")
 _ANSI_SIMPLE = {
@@ -252,6 +253,12 @@ class Heredoc:
     delimiter: str  # unquoted (``<<"EOF"`` and ``<<'EOF'`` give EOF)
     strip_tabs: bool  # ``<<-``: leading tabs of body lines (and of the delimiter line) dropped
     span: Span  # the operator and the delimiter word
+    runner: str | None = None  # the command's first word when it has one (``python3 <<EOF``)
+
+    @property
+    def is_script(self) -> bool:
+        """Whether the body runs as a shell script (``RUN <<EOF``, ``RUN bash <<EOF``)."""
+        return self.runner is None or basename(self.runner) in SHELLS
 
 
 def is_heredoc_end(line: str, heredoc: Heredoc) -> bool:
@@ -637,7 +644,12 @@ class _Lexer:
                     if i < n and s[i] not in _META:
                         d = self._word(i)
                         heredocs.append((d.value(), op == "<<-"))
-                        self.heredocs.append(Heredoc(d.value(), op == "<<-", self.src.span(op_at, d.end)))
+                        self.heredocs.append(
+                            Heredoc(
+                                d.value(), op == "<<-", self.src.span(op_at, d.end),
+                                words[0].value if words else None,
+                            )
+                        )
                         extend(d.start, d.end)
                         i = d.end
                 else:
