@@ -13,7 +13,7 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from kimi_lsp._record import dataclass, field
+from kimi_lsp._record import dataclass, field, replace
 from kimi_lsp.surfaces.model import (
     Entry,
     EnvVar,
@@ -25,9 +25,10 @@ from kimi_lsp.surfaces.model import (
 from kimi_lsp.syntax.shell import (  # re-exported: the surfaces read shell text through these
     ASSIGN_RE,
     DECLARE,
+    SHELLS,
+    ArrayAssignment,
     Command,
     FlatSource,
-    SHELLS,
     MappedSource,
     SimpleCommand,
     Source,
@@ -434,12 +435,16 @@ def launches_from_commands(
     for var in env:
         _assign(running, var)
     out: list[LaunchCommand] = []
+    arrays: dict[str, _Array] = {}
     for command in commands:
         words = command.words
         if not words or (words[0].value in DECLARE and words[0].token.exact):
             for var in command.assignments:
                 _assign(running, var)
+            for array in command.arrays:
+                _assign_array(arrays, array, command.conditional)
             continue
+        words = _splice_arrays(words, arrays)
         first = words[0]
         if first.value == "unset":
             for w in words[1:]:
@@ -452,8 +457,64 @@ def launches_from_commands(
             continue
         if is_pip_install(words):
             ctx.own_pins = True
-        out.extend(launches_from_words(words, ctx, [*running.values(), *command.assignments], command.span.start))
+        found = launches_from_words(words, ctx, [*running.values(), *command.assignments], command.span.start)
+        if words is not command.words:
+            # array elements sit where the array is written; the launch is the line that runs it
+            found = [replace(launch, span=command.span) for launch in found]
+        out.extend(found)
     return out
+
+
+@dataclass(frozen=True)
+class _Array:
+    words: tuple[Word, ...]  # the elements we know, each where it is written
+    complete: bool  # False: grown on a path we cannot follow (``ARGS+=(...)`` inside an ``if``)
+
+
+_ARRAY_ALL_RE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\[@\]\}")
+
+
+def _assign_array(arrays: dict[str, _Array], array: ArrayAssignment, conditional: bool) -> None:
+    name = array.name.value
+    if conditional:
+        known = arrays.get(name)
+        # Set or grown on some paths only: what we knew stays, the rest is unknown words.
+        if array.append and known is not None:
+            arrays[name] = _Array(known.words, False)
+        else:
+            arrays.pop(name, None)
+        return
+    if array.append:
+        known = arrays.get(name)
+        if known is None:
+            arrays.pop(name, None)  # grows an array we do not know (set elsewhere, or not an array)
+            return
+        arrays[name] = _Array(known.words + array.words, known.complete)
+        return
+    arrays[name] = _Array(array.words, True)
+
+
+def _splice_arrays(words: Sequence[Word], arrays: dict[str, _Array]) -> Sequence[Word]:
+    """``"${ARGS[@]}"`` replaced by the array's elements, each with the span where it is written.
+
+    An array grown where we cannot follow keeps the original word after its known elements: a
+    word whose value is unknown, so rules that need the complete command stay silent.
+    """
+    if not arrays:
+        return words
+    out: list[Word] = []
+    changed = False
+    for word in words:
+        m = _ARRAY_ALL_RE.fullmatch(word.value)
+        array = arrays.get(m.group(1)) if m is not None and not word.token.exact else None
+        if array is None:
+            out.append(word)
+            continue
+        changed = True
+        out.extend(array.words)
+        if not array.complete:
+            out.append(word)
+    return out if changed else words
 
 
 def _assign(running: dict[str, EnvVar], var: EnvVar) -> None:

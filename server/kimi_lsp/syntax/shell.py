@@ -154,12 +154,24 @@ class Word:
 
 
 @dataclass(frozen=True, slots=True)
+class ArrayAssignment:
+    """``NAME=(a b c)`` (``append``: ``NAME+=(...)``); each element keeps the span where it is written."""
+
+    name: Located[str]
+    words: tuple[Word, ...]
+    append: bool
+
+
+@dataclass(frozen=True, slots=True)
 class Command:
     """A simple command with located words (the richer form of ``SimpleCommand``)."""
 
     words: tuple[Word, ...]
     assignments: tuple[EnvVar, ...]
     span: Span
+    arrays: tuple[ArrayAssignment, ...] = ()  # NAME=( ... ) / NAME+=( ... ) among the assignments
+    # Runs only on some paths: inside ``if``/``while``/``for`` bodies, or after ``&&``/``||``.
+    conditional: bool = False
 
     def simple(self) -> SimpleCommand:
         return SimpleCommand(tuple(w.token for w in self.words), self.assignments, self.span)
@@ -192,6 +204,7 @@ class _RawWord:
     # Per piece: (a, b, verbatim). Verbatim: the piece is s[a:b]; else one character made from s[a:b].
     segs: list[tuple[int, int, bool]]
     exact: bool  # no escapes, no expansions
+    array: list[Word] | None = None  # NAME=( ... ): the elements
 
     def keep(self, s: str, i: int, j: int) -> None:
         if j > i:
@@ -484,6 +497,7 @@ class _Lexer:
                 if s[e - 1] == "=" and i < n and s[i] == "(" and ASSIGN_RE.fullmatch(w.value()):
                     # NAME=(a b c): an array assignment; keep the parenthesised list verbatim
                     e = self._balanced(i, "(", ")", "array assignment")
+                    w.array = self._array_words(i + 1, e - 1 if s[e - 1 : e] == ")" else e)
                     self._keep(i, e, w)
                     w.exact = False
                     i = e
@@ -544,6 +558,32 @@ class _Lexer:
         w.end = i
         return w
 
+    def _array_words(self, i: int, end: int) -> list[Word]:
+        """The elements of an array assignment written in ``s[i:end]`` (comments skipped)."""
+        s = self.s
+        out: list[Word] = []
+        while i < end:
+            c = s[i]
+            if c in " \t\f\v\r\n":
+                i += 1
+                continue
+            if c == "\\" or c == self.escape:
+                k = self._continuation(i)
+                if k:
+                    i += k
+                    continue
+            if c == "#":
+                eol = s.find("\n", i, end)
+                i = end if eol < 0 else eol
+                continue
+            raw = self._word(i)
+            if raw.end <= i:  # a metacharacter bash would reject here: skip it
+                i += 1
+                continue
+            out.append(self._to_word(raw))
+            i = raw.end
+        return out
+
     def _to_word(self, w: _RawWord) -> Word:
         value = w.value()
         span = self.src.span(w.start, w.end)
@@ -589,12 +629,17 @@ class _Lexer:
         first = last = -1  # source indices of the current command's extent
         heredocs: list[tuple[str, bool]] = []
         want_target = False  # the next word is a redirection target, not an argument
+        arrays: list[ArrayAssignment] = []
+        blocks = 0  # open if/while/until/for bodies
+        after_and_or = False  # the command follows && or ||
 
         def flush() -> None:
-            nonlocal words, assigns, first, last, want_target
+            nonlocal words, assigns, first, last, want_target, arrays
             if words or assigns:
-                out.append(Command(tuple(words), tuple(assigns), self.src.span(first, last)))
-            words, assigns, first, last, want_target = [], [], -1, -1, False
+                conditional = blocks > 0 or after_and_or
+                span = self.src.span(first, last)
+                out.append(Command(tuple(words), tuple(assigns), span, tuple(arrays), conditional))
+            words, assigns, first, last, want_target, arrays = [], [], -1, -1, False, []
 
         def extend(a: int, b: int) -> None:
             nonlocal first, last
@@ -615,6 +660,7 @@ class _Lexer:
                     continue
             if c == "\n":
                 flush()
+                after_and_or = False
                 i += 1
                 if heredocs:
                     i = self._skip_heredocs(i, heredocs)
@@ -657,8 +703,10 @@ class _Lexer:
                 continue
             if c in ";&|()":
                 m = _OPERATOR_RE.match(s, i)
+                op = m.group(0) if m else c
                 flush()
-                i += len(m.group(0)) if m else 1
+                after_and_or = op in ("&&", "||")
+                i += len(op)
                 continue
             raw = self._word(i)
             if raw.end == i:  # cannot happen (c is not a metacharacter); guard against a stall
@@ -674,12 +722,19 @@ class _Lexer:
                 continue  # an IO number: 2>&1
             if not words and not assigns and text in _RESERVED:
                 first = -1  # the command proper starts after the keyword
+                if text in ("if", "while", "until", "do"):
+                    blocks += 1
+                elif text in ("fi", "done") and blocks:
+                    blocks -= 1
                 continue
             declaring = bool(words) and words[0].value in DECLARE and words[0].token.exact
             if not words or declaring:
                 env = self._assignment(raw, quoted_ok=declaring)
                 if env is not None:
                     assigns.append(env)
+                    if raw.array is not None:
+                        append = s.startswith("+=", raw.start + len(env.name.value))
+                        arrays.append(ArrayAssignment(env.name, tuple(raw.array), append))
                     continue
             words.append(self._to_word(raw))
         flush()
