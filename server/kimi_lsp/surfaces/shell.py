@@ -186,6 +186,159 @@ _WRAPPERS: dict[str, _Wrapper] = {
 }
 
 
+# docker run / docker exec (docker CLI's option tables, `docker run --help`): options that take a
+# value, and the boolean ones. An option in neither makes the command unreadable: mis-splitting
+# IMAGE from the command would check the wrong words.
+_DOCKER_RUN_VALUES = _opts(
+    "-a", "--attach", "--add-host", "--annotation", "--blkio-weight", "--blkio-weight-device",
+    "--cap-add", "--cap-drop", "--cgroup-parent", "--cgroupns", "--cidfile", "--cpu-count",
+    "--cpu-percent", "--cpu-period", "--cpu-quota", "--cpu-rt-period", "--cpu-rt-runtime", "-c",
+    "--cpu-shares", "--cpus", "--cpuset-cpus", "--cpuset-mems", "--detach-keys", "--device",
+    "--device-cgroup-rule", "--device-read-bps", "--device-read-iops", "--device-write-bps",
+    "--device-write-iops", "--dns", "--dns-opt", "--dns-option", "--dns-search", "--domainname",
+    "--entrypoint", "-e", "--env", "--env-file", "--expose", "--gpus", "--group-add", "--health-cmd",
+    "--health-interval", "--health-retries", "--health-start-interval", "--health-start-period",
+    "--health-timeout", "-h", "--hostname", "--io-maxbandwidth", "--io-maxiops", "--ip", "--ip6",
+    "--ipc", "--isolation", "--kernel-memory", "-l", "--label", "--label-file", "--link",
+    "--link-local-ip", "--log-driver", "--log-opt", "--mac-address", "-m", "--memory",
+    "--memory-reservation", "--memory-swap", "--memory-swappiness", "--mount", "--name", "--net",
+    "--net-alias", "--network", "--network-alias", "--oom-score-adj", "--pid", "--pids-limit",
+    "--platform", "-p", "--publish", "--pull", "--restart", "--runtime", "--security-opt",
+    "--shm-size", "--stop-signal", "--stop-timeout", "--storage-opt", "--sysctl", "--tmpfs",
+    "--ulimit", "-u", "--user", "--userns", "--uts", "-v", "--volume", "--volume-driver",
+    "--volumes-from", "-w", "--workdir",
+)
+_DOCKER_RUN_FLAGS = _opts(
+    "-d", "--detach", "-i", "--interactive", "-t", "--tty", "--rm", "--privileged", "-P",
+    "--publish-all", "--init", "--read-only", "--no-healthcheck", "--oom-kill-disable", "--sig-proxy",
+    "--disable-content-trust", "-q", "--quiet", "--use-api-socket",
+)
+_DOCKER_EXEC_VALUES = _opts("--detach-keys", "-e", "--env", "--env-file", "-u", "--user", "-w", "--workdir")
+_DOCKER_EXEC_FLAGS = _opts("-d", "--detach", "-i", "--interactive", "-t", "--tty", "--privileged")
+_DOCKER_GLOBAL_VALUES = _opts(
+    "--config", "-c", "--context", "-H", "--host", "-l", "--log-level", "--tlscacert", "--tlscert", "--tlskey"
+)
+_DOCKER_GLOBAL_FLAGS = _opts("-D", "--debug", "--tls", "--tlsverify")
+_DOCKERS = frozenset({"docker", "nvidia-docker"})
+
+
+def _docker_options(
+    words: Sequence[Word], j: int, values: frozenset[str], flags: frozenset[str], found: list[tuple[str, Word]]
+) -> int | None:
+    """Index of the first word after the options at ``words[j:]``; None for an option we cannot
+    read. ``found`` gets (option, value word) for each option with a value."""
+    n = len(words)
+    while j < n:
+        w = words[j]
+        v = w.value
+        if v == "--":
+            return j + 1
+        if not v.startswith("-") or v == "-":
+            return j
+        if v.startswith("--"):
+            name, eq, _ = v.partition("=")
+            if eq:
+                if name not in values and name not in flags:
+                    return None
+                found.append((name, w))
+                j += 1
+            elif v in values:
+                if j + 1 >= n:
+                    return None
+                found.append((v, words[j + 1]))
+                j += 2
+            elif v in flags:
+                j += 1
+            else:
+                return None
+            continue
+        # a cluster of short options (-it, -dit, -p30000:30000): pflag reads the rest of the
+        # cluster as the value of the first option that takes one
+        k = 1
+        while k < len(v):
+            letter = "-" + v[k]
+            if letter in flags:
+                k += 1
+                continue
+            if letter not in values:
+                return None
+            if k + 1 < len(v):
+                found.append((letter, w))  # the value is glued on; the word stands for it
+                j += 1
+            else:
+                if j + 1 >= n:
+                    return None
+                found.append((letter, words[j + 1]))
+                j += 2
+            break
+        else:
+            j += 1
+    return j
+
+
+def _docker_env(option: str, word: Word) -> EnvVar | None:
+    """``-e K=V`` / ``--env K=V`` / ``--env=K=V`` / ``-eK=V``; ``-e K`` passes the host's value."""
+    value = word.value
+    if option.startswith("--") and word.value.startswith(option + "="):
+        value = value[len(option) + 1 :]
+    elif option == "-e" and value.startswith("-e"):
+        value = value[2:]
+    if value == word.value:
+        found = env_from_word(word)
+        if found is not None:
+            return found
+    name, eq, rest = value.partition("=")
+    if not ASSIGN_RE.fullmatch(name + "="):
+        return None
+    if eq:
+        return EnvVar(Located(name, word.token.span), Located(rest, word.token.span))
+    return EnvVar(Located(name, word.token.span), None)
+
+
+def _docker_launches(
+    words: Sequence[Word], i: int, ctx: LaunchContext, env: list[EnvVar], head: int | None
+) -> list[LaunchCommand]:
+    """``docker [global options] run|exec [options] IMAGE|CONTAINER COMMAND...``."""
+    n = len(words)
+    j = _docker_options(words, i + 1, _DOCKER_GLOBAL_VALUES, _DOCKER_GLOBAL_FLAGS, [])
+    if j is None or j >= n:
+        return []
+    if words[j].value == "container" and j + 1 < n:
+        j += 1
+    sub = words[j].value
+    if sub not in ("run", "exec"):
+        return []
+    values, flags = (_DOCKER_RUN_VALUES, _DOCKER_RUN_FLAGS) if sub == "run" else (_DOCKER_EXEC_VALUES, _DOCKER_EXEC_FLAGS)
+    options: list[tuple[str, Word]] = []
+    j = _docker_options(words, j + 1, values, flags, options)
+    if j is None or j >= n:
+        return []
+    target = words[j]
+    command: list[Word] = list(words[j + 1 :])
+    run_env = list(env)
+    for option, word in options:
+        if option in ("-e", "--env"):
+            found = _docker_env(option, word)
+            if found is not None:
+                run_env.append(found)
+        elif option == "--entrypoint":
+            if "=" in word.value and word.value.startswith("--entrypoint="):
+                return []  # the program is inside the option word: no word of its own to point at
+            if word.value:
+                command.insert(0, word)
+    if not command:
+        return []  # the image's own CMD runs: not written here
+    saved = ctx.image, ctx.own_pins
+    if sub == "run":
+        ctx.image = Located(target.value, target.token.span)
+    # the script's own `pip install` lines change the host, not the container
+    ctx.own_pins = False
+    try:
+        return launches_from_words(command, ctx, run_env, head)
+    finally:
+        ctx.image, ctx.own_pins = saved
+
+
 @dataclass
 class LaunchContext:
     """What a launch found in a file needs besides its words."""
@@ -409,6 +562,8 @@ def launches_from_words(
             return []
         if b in SHELLS:
             return _shell_c_launches(words, i, ctx, env_list)
+        if b in _DOCKERS:
+            return _docker_launches(words, i, ctx, env_list, head)
         if b == "torchrun":
             return _torchrun_launch(words, i + 1, 0, i, ctx, env_list, head)
         spec = _WRAPPERS.get(b)
