@@ -21,6 +21,7 @@ from kimi_lsp.surfaces.model import (
     Surface,
     SurfaceResult,
     SyntaxProblem,
+    Token,
 )
 from kimi_lsp.syntax.shell import (  # re-exported: the surfaces read shell text through these
     ASSIGN_RE,
@@ -339,6 +340,68 @@ def _docker_launches(
         ctx.image, ctx.own_pins = saved
 
 
+# NVIDIA Dynamo's sglang worker (components/src/dynamo/sglang/args.py): Dynamo's own parser takes
+# its flags with parse_known_args, the remaining words go to sglang's parser (``--config``
+# included, through sglang's config merger). Dynamo's flags below are those of its runtime and
+# dynamo-sglang argument groups; the set changes between Dynamo releases (and router flags are
+# added), so the reading is a guess: the launch carries a doubt and is reported at most as warnings.
+_DYNAMO_MODULE = "dynamo.sglang"
+_DYNAMO_DOUBT = (
+    "python -m dynamo.sglang: Dynamo takes its own flags first (which ones depends on the Dynamo "
+    "release) and hands the rest to sglang; the words are read as sglang's"
+)
+_DYNAMO_VALUES = _opts(
+    "--namespace", "--endpoint", "--kv-state-endpoint", "--discovery-backend", "--request-plane",
+    "--response-plane", "--event-plane", "--dyn-tool-call-parser", "--dyn-reasoning-parser",
+    "--dyn-default-thinking-mode", "--dyn-structural-tag-scope", "--dyn-structural-tag-schema",
+    "--custom-jinja-template", "--endpoint-types", "--dyn-endpoint-types", "--dump-config-to",
+    "--multimodal-embedding-cache-capacity-gb", "--media-output-fs-url", "--media-output-http-url",
+    "--health-check-payload", "--engine-request-limit", "--tcp-tls-cert-path", "--tcp-tls-key-path",
+    "--tcp-tls-ca-cert-path", "--tcp-tls-server-name", "--tcp-tls-handshake-timeout",
+    "--tcp-tls-client-cert-path", "--tcp-tls-client-key-path", "--tcp-tls-client-ca-cert-path",
+    "--nats-tls-ca-cert-path", "--nats-tls-client-cert-path", "--nats-tls-client-key-path",
+    "--disagg-config", "--disagg-config-key", "--afd-attention-ratio", "--afd-ffn-endpoint",
+    "--afd-microbatch-size", "--afd-sync-timeout-ms",
+)
+_DYNAMO_LISTS = _opts("--connector", "--output-modalities")  # nargs="*"
+_DYNAMO_OPTIONAL = _opts("--dyn-structural-tag")  # nargs="?"
+_DYNAMO_BOOLS = frozenset(
+    spelling
+    for name in (
+        "fpm-trace", "exclude-tools-when-tool-choice-none", "multimodal-embedding-cache-publisher",
+        "tcp-tls-insecure", "nats-tls-insecure", "use-sglang-tokenizer", "multimodal-processor",
+        "multimodal-encode-worker", "multimodal-worker", "embedding-worker", "image-diffusion-worker",
+        "video-generation-worker", "dyn-enable-structural-tag",
+    )
+    for spelling in (f"--{name}", f"--no-{name}")
+) | _opts("--version")
+
+
+def _without_dynamo_flags(argv: Sequence[Token]) -> tuple[Token, ...]:
+    """The words Dynamo hands to sglang: its own flags and their values taken out."""
+    out: list[Token] = []
+    k, n = 0, len(argv)
+    while k < n:
+        v = argv[k].value
+        name, eq, _ = v.partition("=")
+        if eq and (name in _DYNAMO_VALUES or name in _DYNAMO_OPTIONAL or name in _DYNAMO_LISTS):
+            k += 1
+        elif v in _DYNAMO_VALUES:
+            k += 2
+        elif v in _DYNAMO_BOOLS:
+            k += 1
+        elif v in _DYNAMO_OPTIONAL:
+            k += 2 if k + 1 < n and not argv[k + 1].value.startswith("-") else 1
+        elif v in _DYNAMO_LISTS:
+            k += 1
+            while k < n and not argv[k].value.startswith("-"):
+                k += 1
+        else:
+            out.append(argv[k])
+            k += 1
+    return tuple(out)
+
+
 @dataclass
 class LaunchContext:
     """What a launch found in a file needs besides its words."""
@@ -472,6 +535,9 @@ def _python_launch(
     entry = LAUNCH_MODULES.get(module)
     if entry is not None:
         return [_make_launch(words, first, i, module_idx, module_idx + 1, entry, ctx, env, head)]
+    if module == _DYNAMO_MODULE:
+        launch = _make_launch(words, first, i, module_idx, module_idx + 1, Entry.LAUNCH_SERVER, ctx, env, head)
+        return [replace(launch, argv=_without_dynamo_flags(launch.argv), doubt=_DYNAMO_DOUBT)]
     if module in _SERVE_MODULES and module_idx + 1 < n and words[module_idx + 1].value == "serve":
         return [_make_launch(words, first, i, module_idx + 1, module_idx + 2, Entry.SERVE, ctx, env, head)]
     if module in _TORCHRUN_MODULES:
