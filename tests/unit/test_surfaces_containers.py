@@ -50,3 +50,14 @@ def test_dockerfile_launch_image_from_its_stage() -> None:
     (launch,) = result.launches
     assert launch.image is not None and launch.image.value == "lmsysorg/sglang:v0.5.23-cu130"
     assert cut(text, launch.image.span) == "${BASE}"
+
+
+def test_dynamo_sglang_hands_sglang_the_rest_with_a_doubt() -> None:
+    text = (
+        "python3 -m dynamo.sglang --namespace ns --endpoint=dyn://a.b.c --connector nixl lmcache "
+        "--no-fpm-trace --dyn-structural-tag --model-path m --tp 2\n"
+    )
+    (launch,) = find_launches(text, P, Surface.SHELL)
+    assert launch.program.value == "python3 -m dynamo.sglang"
+    assert [t.value for t in launch.argv] == ["--model-path", "m", "--tp", "2"]
+    assert launch.doubt is not None and "dynamo.sglang" in launch.doubt

@@ -87,3 +87,19 @@ def test_from_line_platform_image_and_stage() -> None:
     assert line.name == "serve" and line.platform is not None and line.platform.value == "linux/amd64"
     assert line.image is not None and text[line.image.span.start : line.image.span.end] == "${BASE}"
     assert substitute_args(line.image.value, {}) is None
+
+
+def test_array_elements_keep_their_spans_and_paths_are_marked() -> None:
+    text = "A=(--tp 8  # it's\n  --dp 2)\nif x; then\n  A+=(--x)\nfi\nwhile r; do A+=(--y); done\ncase $m in k3) A+=(--z) ;; esac\nA+=(--w)\n"
+    commands, problems = lex(FlatSource(text))
+    assert problems == []
+    arrays = [(a.words, a.append, c.conditional) for c in commands for a in c.arrays]
+    assert [([w.value for w in ws], app, cond) for ws, app, cond in arrays] == [
+        (["--tp", "8", "--dp", "2"], False, False),
+        (["--x"], True, True),
+        (["--y"], True, True),
+        (["--z"], True, True),
+        (["--w"], True, False),
+    ]
+    first = arrays[0][0]
+    assert [text[w.token.span.start : w.token.span.end] for w in first] == ["--tp", "8", "--dp", "2"]

@@ -1,10 +1,9 @@
 """Dockerfiles and Containerfiles: the launch the image runs, and launches in ``RUN``.
 
-Instructions are read the way BuildKit reads them: a ``# escape=`` directive at the top picks
-the line-continuation character; a continued instruction skips comment and blank lines; heredoc
-bodies (``RUN <<EOF``) belong to their instruction. Continuations are handled on a masked copy of
-the text that has the same length as the file (skipped lines become spaces), so offsets found
-in the copy are file offsets.
+Instructions, heredocs, exec form, ``ENV``/``ARG`` and ``FROM`` come from the one Dockerfile
+reader (``kimi_lsp.syntax.dockerfile``); shell text from the one shell lexer. This module only
+decides which of them are launches. Each launch carries the image of its stage (``FROM``, with
+global ``ARG`` defaults substituted; a ``FROM <stage>`` inherits that stage's image).
 
 The image's launch follows Docker's rules for the final stage: exec-form ``ENTRYPOINT`` plus
 ``CMD`` (exec form appended, shell form appended as ``/bin/sh -c TEXT``), a shell-form

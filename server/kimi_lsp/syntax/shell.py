@@ -722,9 +722,9 @@ class _Lexer:
                 continue  # an IO number: 2>&1
             if not words and not assigns and text in _RESERVED:
                 first = -1  # the command proper starts after the keyword
-                if text in ("if", "while", "until", "do"):
+                if text in ("if", "do"):  # while/until bodies open with `do`
                     blocks += 1
-                elif text in ("fi", "done") and blocks:
+                elif text in ("fi", "done", "esac") and blocks:
                     blocks -= 1
                 continue
             declaring = bool(words) and words[0].value in DECLARE and words[0].token.exact
@@ -736,6 +736,8 @@ class _Lexer:
                         append = s.startswith("+=", raw.start + len(env.name.value))
                         arrays.append(ArrayAssignment(env.name, tuple(raw.array), append))
                     continue
+            if not words and text == "case":
+                blocks += 1  # each `pattern)` branch runs on some paths only
             words.append(self._to_word(raw))
         flush()
         return out
