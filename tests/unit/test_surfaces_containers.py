@@ -55,7 +55,7 @@ def test_dockerfile_launch_image_from_its_stage() -> None:
 def test_dynamo_sglang_hands_sglang_the_rest_with_a_doubt() -> None:
     text = (
         "python3 -m dynamo.sglang --namespace ns --endpoint=dyn://a.b.c --connector nixl lmcache "
-        "--no-fpm-trace --dyn-structural-tag --model-path m --tp 2\n"
+        "--no-fpm-trace --router-mode kv --router-kv-events --dyn-structural-tag --model-path m --tp 2\n"
     )
     (launch,) = find_launches(text, P, Surface.SHELL)
     assert launch.program.value == "python3 -m dynamo.sglang"

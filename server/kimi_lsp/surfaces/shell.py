@@ -396,6 +396,10 @@ def _without_dynamo_flags(argv: Sequence[Token]) -> tuple[Token, ...]:
             k += 1
             while k < n and not argv[k].value.startswith("-"):
                 k += 1
+        elif v.startswith("--router-"):
+            # the worker's router advertisement flags (a set of its own; sglang has none named so):
+            # a following word that is no option can only be the flag's value
+            k += 1 if eq or k + 1 >= n or argv[k + 1].value.startswith("-") else 2
         else:
             out.append(argv[k])
             k += 1
