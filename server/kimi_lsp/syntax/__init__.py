@@ -2,7 +2,8 @@
 
 Everything above this floor (``surfaces/`` asks "where is the launch", ``pins/`` asks "which words
 are pins", ``config.py``) reads text through these modules and never lexes it again. Modules here
-import only the standard library, PyYAML/tomllib, and ``kimi_lsp.text`` / ``kimi_lsp.diagnostics``.
+import only the standard library, PyYAML/tomllib, and ``kimi_lsp.text`` / ``kimi_lsp.diagnostics`` /
+``kimi_lsp._record`` (tests/unit/test_syntax.py checks it).
 """
 from __future__ import annotations
 
