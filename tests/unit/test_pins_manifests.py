@@ -6,10 +6,11 @@ from pathlib import Path
 import pytest
 
 from kimi_lsp.pins.conda_env import conda_to_pep440, read_conda_env, read_conda_env_tree
-from kimi_lsp.pins.install_cmds import iter_instructions, read_install_pins, read_install_tree
+from kimi_lsp.pins.install_cmds import read_install_pins, read_install_tree
 from kimi_lsp.pins.model import Pin, PinSource
 from kimi_lsp.pins.pipfile import read_pipfile
 from kimi_lsp.pins.pyproject import poetry_to_pep440, read_pyproject
+from kimi_lsp.syntax.dockerfile import parse
 from kimi_lsp.pins.requirements import read_requirements, read_requirements_tree
 from kimi_lsp.text import Span
 from kimi_lsp.workspace import SourceText, Workspace
@@ -514,7 +515,9 @@ def test_dockerfile_install_pins() -> None:
 
 def test_dockerfile_instruction_splitter_escape_directive() -> None:
     text = "# escape=`\nFROM x\nRUN pip install `\n    flashinfer-python==0.6.10\n"
-    kinds = [i.keyword for i in iter_instructions(text, "`")]
+    escape, instructions, _ = parse(text)
+    kinds = [i.keyword for i in instructions]
+    assert escape == "`"
     assert kinds == ["FROM", "RUN"]
     ps = read_install_pins(src("Dockerfile", text), "dockerfile")
     assert only(ps).version == "0.6.10"

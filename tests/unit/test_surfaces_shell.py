@@ -163,7 +163,8 @@ def test_launch_detection(line: str, entry: Entry, program: str, argv: list[str]
         "echo python -m sglang.launch_server",
         "pip install sglang",
         "taskset -p 0x3 1234",
-        "docker run img python -m sglang.launch_server",
+        "docker run img",  # the image's own CMD runs: no launch written here
+        "docker build -t img .",
         "bash run.sh -m sglang.launch_server",
     ],
 )

@@ -1,7 +1,7 @@
 """Pins written as install commands in Dockerfiles and shell scripts.
 
 ``pip|pip3 install``, ``python[3] -m pip install``, ``uv pip install`` and ``uv add`` lines are
-found with the shell surface's command splitter; each requirement word is then unquoted and its
+found with the one shell lexer and Dockerfile reader (``kimi_lsp.syntax``); each requirement word is then unquoted and its
 ``$VAR``/``${VAR}`` references expanded *with positions*: a Dockerfile ``ARG``/``ENV`` default or
 a shell assignment carries the offsets of its value, so ``flashinfer-python==${FLASHINFER_VERSION}``
 gets the expanded specifier and a ``spec_span`` on the ``ARG`` default (lockfiles.md §4.9: the
@@ -9,9 +9,7 @@ edit goes where the version is defined). ``--build-arg`` overrides are invisible
 """
 from __future__ import annotations
 
-import json
 import re
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +25,8 @@ from kimi_lsp.pins._pep508 import (
 )
 from kimi_lsp.pins.model import Pin, PinProblem, PinSource
 from kimi_lsp.pins.requirements import read_requirements_tree, resolve_include
+from kimi_lsp.syntax.dockerfile import Instruction, arg_vars, env_vars, exec_form, parse, run_offset
+from kimi_lsp.syntax.shell import FlatSource, Word, lex
 from kimi_lsp.text import Located, Span
 from kimi_lsp.workspace import SourceText, Workspace
 
@@ -154,123 +154,19 @@ def _expand(text: str, a: int, b: int, env: dict[str, _Var], escape: str = "\\")
     return _Word("".join(out), where, Span(a, b), dynamic)
 
 
-def _split_words(text: str, a: int, b: int, escape: str = "\\", operators: bool = False) -> list[list[tuple[int, int]]]:
-    """Raw word spans in ``text[a:b]``, grouped into commands when ``operators`` (``&&``, ``||``,
-    ``;``, ``|``, ``&``, newlines, parentheses). Quotes and escapes are respected; ``#`` at the
-    start of a word comments to the end of the line."""
-    commands: list[list[tuple[int, int]]] = [[]]
-    i = a
-    start: int | None = None
-    quote: str | None = None
-
-    def close(at: int) -> None:
-        nonlocal start
-        if start is not None:
-            commands[-1].append((start, at))
-            start = None
-
-    while i < b:
-        c = text[i]
-        if quote is not None:
-            if c == escape and quote == '"' and i + 1 < b:
-                i += 2
-                continue
-            if c == quote:
-                quote = None
-            i += 1
-            continue
-        if c == escape:
-            if i + 1 >= b or text[i + 1] in "\r\n":
-                close(i)  # a line continuation (or a dangling escape at the very end)
-                i += 2 + (1 if text[i + 1 : i + 3] == "\r\n" else 0)
-                continue
-            if start is None:
-                start = i
-            i += 2
-            continue
-        if operators and c in "<>":
-            # a redirection: drop it, a numeric fd before it, and its target word
-            if start is not None and text[start:i].isdigit():
-                start = None
-            close(i)
-            while i < b and text[i] in "<>&|":
-                i += 1
-            if i < b and text[i - 1] == "&" and text[i].isdigit():
-                i += 1
-                continue
-            while i < b and text[i] in " \t":
-                i += 1
-            while i < b and not text[i].isspace() and text[i] not in ";&|()":
-                i += 1
-            continue
-        if c in "'\"":
-            if start is None:
-                start = i
-            quote = c
-            i += 1
-            continue
-        if c == "#" and start is None:
-            nl = text.find("\n", i, b)
-            i = b if nl < 0 else nl
-            continue
-        if c in " \t":
-            close(i)
-            i += 1
-            continue
-        if c in "\r\n" or (operators and c in ";&|()"):
-            close(i)
-            if operators and commands[-1]:
-                commands.append([])
-            i += 1
-            continue
-        if start is None:
-            start = i
-        i += 1
-    close(b)
-    return [cmd for cmd in commands if cmd]
-
-
 def _shell_commands(text: str, a: int, b: int, escape: str) -> list[list[tuple[int, int]]]:
-    """Word spans of each simple command in ``text[a:b]``, via the shell surface when present."""
-    try:
-        from kimi_lsp.surfaces.shell import iter_commands  # type: ignore[import-not-found]
-    except Exception:
-        return _split_words(text, a, b, escape, operators=True)
+    """Raw spans (assignments and words, in order) of each simple command in ``text[a:b]``."""
+    commands, _ = lex(FlatSource(text[a:b], a), escape=escape)
     out: list[list[tuple[int, int]]] = []
-    try:
-        for cmd in iter_commands(text[a:b], a, escape=escape):
-            spans: list[tuple[int, int]] = []
-            for item in (*tuple(getattr(cmd, "assignments", ()) or ()), *tuple(getattr(cmd, "words", ()) or ())):
-                sp = _span_of(item)
-                if sp is not None:
-                    spans.append((sp.start, sp.end))
-            spans = sorted(set(spans))
-            if spans:
-                out.append(spans)
-    except Exception:
-        return _split_words(text, a, b, escape, operators=True)
+    for cmd in commands:
+        spans = [(w.token.span.start, w.token.span.end) for w in cmd.words]
+        for var in cmd.assignments:
+            end = var.value.span.end if var.value is not None else var.name.span.end
+            spans.append((var.name.span.start, end))
+        spans = sorted(set(spans))
+        if spans:
+            out.append(spans)
     return out
-
-
-def _span_of(item: Any) -> Span | None:
-    """The raw text of a word (Token) or of an assignment (EnvVar: ``NAME=value``)."""
-    sp = getattr(item, "span", None)
-    if isinstance(sp, Span):
-        return sp
-    name, value = getattr(item, "name", None), getattr(item, "value", None)
-    if isinstance(getattr(name, "span", None), Span):
-        out = name.span
-        if isinstance(getattr(value, "span", None), Span):
-            out = out.cover(value.span)
-        return out
-    spans = [getattr(x, "span", None) for x in (item if isinstance(item, tuple) else ())]
-    spans = [s for s in spans if isinstance(s, Span)]
-    if spans:
-        out = spans[0]
-        for s in spans[1:]:
-            out = out.cover(s)
-        return out
-    return None
 
 
 # -- install commands ---------------------------------------------------------------------------
@@ -469,183 +365,69 @@ def _note_assignments(
 # -- Dockerfiles -------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class Instruction:
-    keyword: str  # upper-cased
-    start: int  # the keyword's offset
-    args_start: int  # first character after the keyword and its blanks
-    end: int  # end of the last line's content
-    heredoc: Span | None = None  # body of a ``<<EOF`` heredoc that follows
-
-
-_DIRECTIVE_RE = re.compile(r"^#\s*([A-Za-z]+)\s*=\s*(\S+)\s*$")
-_INSTR_RE = re.compile(r"[ \t]*([A-Za-z]+)(?:[ \t]+|$)")
-_HEREDOC_RE = re.compile(r"<<(-?)\s*([\"']?)([A-Za-z_][A-Za-z0-9_]*)\2")
-
-
-def dockerfile_escape(text: str) -> str:
-    """The ``# escape=`` parser directive (default backslash)."""
-    for line in text.splitlines():
-        m = _DIRECTIVE_RE.match(line.strip())
-        if not m:
-            break
-        if m.group(1).lower() == "escape" and m.group(2) in ("\\", "`"):
-            return m.group(2)
-    return "\\"
-
-
-def iter_instructions(text: str, escape: str = "\\") -> Iterator[Instruction]:
-    """Dockerfile instructions with their extent, continuations joined; comment lines skipped."""
-    lines = [(m.start(), m.group(0)) for m in re.finditer(r"[^\r\n]*(?:\r\n|\r|\n|$)", text) if m.end() > m.start()]
-    cont = re.compile(re.escape(escape) + r"[ \t]*$")
-    i = 0
-    while i < len(lines):
-        off, raw = lines[i]
-        body = raw.rstrip("\r\n")
-        if not body.strip() or body.lstrip().startswith("#"):
-            i += 1
+def _docker_vars(
+    view: str, ins: Instruction, env: dict[str, _Var], escape: str, global_args: dict[str, _Var] | None = None
+) -> None:
+    """ARG / ENV definitions, expanded against what is defined so far. Inside a stage, ``ARG NAME``
+    re-imports the global default (``global_args``); otherwise a bare ``ARG NAME`` defines nothing we
+    can know (a --build-arg may set it)."""
+    found = env_vars(ins, escape, []) if ins.keyword == "ENV" else arg_vars(ins, escape, [], {})
+    for var in found:
+        name = var.name.value
+        if var.value is None:
+            if global_args is not None and name in global_args:
+                env[name] = global_args[name]
             continue
-        m = _INSTR_RE.match(body)
-        if not m:
-            i += 1
-            continue
-        keyword = m.group(1).upper()
-        start = off + m.start(1)
-        args_start = off + m.end()
-        end = off + len(body)
-        first_line = body
-        last = body
-        while cont.search(last) and i + 1 < len(lines):
-            i += 1
-            off, raw = lines[i]
-            body = raw.rstrip("\r\n")
-            if not body.strip() or body.lstrip().startswith("#"):
-                continue  # comment and empty lines inside a continuation are dropped
-            last = body
-            end = off + len(body)
-        i += 1
-        heredoc = None
-        hm = _HEREDOC_RE.search(first_line) if keyword in ("RUN", "COPY", "ADD") else None
-        if hm:
-            strip_tabs, delim = hm.group(1) == "-", hm.group(3)
-            body_start = lines[i][0] if i < len(lines) else len(text)
-            body_end = body_start
-            while i < len(lines):
-                off, raw = lines[i]
-                line = raw.rstrip("\r\n")
-                i += 1
-                if (line.lstrip("\t") if strip_tabs else line) == delim:
-                    break
-                body_end = off + len(raw)
-            heredoc = Span(body_start, body_end)
-        yield Instruction(keyword, start, args_start, end, heredoc)
-
-
-def _shell_view(text: str, a: int, b: int) -> str:
-    """``text`` with comment and empty lines inside ``[a, b)`` blanked (same length), so that a
-    shell splitter sees what Docker hands to the shell after dropping them."""
-    chunk = text[a:b]
-    out: list[str] = []
-    for k, m in enumerate(re.finditer(r"[^\r\n]*(?:\r\n|\r|\n|$)", chunk)):
-        seg = m.group(0)
-        if not seg:
-            continue
-        content = seg.rstrip("\r\n")
-        if k > 0 and (not content.strip() or content.lstrip().startswith("#")):
-            out.append(" " * len(seg))  # the line and its terminator become blanks
-        else:
-            out.append(seg)
-    return text[:a] + "".join(out) + text[b:]
-
-
-def _docker_vars(text: str, ins: Instruction, env: dict[str, _Var], escape: str) -> None:
-    """ARG / ENV definitions, expanded against what is defined so far."""
-    spans = [s for cmd in _split_words(text, ins.args_start, ins.end, escape) for s in cmd]
-    if not spans:
-        return
-    if ins.keyword == "ENV" and "=" not in text[spans[0][0] : spans[0][1]]:
-        # legacy ``ENV NAME value with spaces``: the rest of the line is the value
-        name = text[spans[0][0] : spans[0][1]]
-        if len(spans) > 1:
-            word = _expand(text, spans[1][0], spans[-1][1], env, escape)
-            env[name] = _Var(word.value, word.where)
-        return
-    for s, e in spans:
-        raw = text[s:e]
-        m = _NAME_ASSIGN_RE.match(raw)
-        if m:
-            word = _expand(text, s + m.end(), e, env, escape)
-            env[m.group(1)] = _Var(word.value, word.where)
-        # ``ARG NAME`` without a default defines nothing we can know (a --build-arg may set it)
+        sp = var.value.span
+        word = _expand(view, sp.start, sp.end, env, escape)
+        env[name] = _Var(word.value, word.where)
 
 
 def _scan_dockerfile(source: SourceText, res: _Result) -> None:
     text = source.text
-    escape = dockerfile_escape(text)
+    escape, instructions, _ = parse(text)
     global_args: dict[str, _Var] = {}
     env: dict[str, _Var] = {}
     in_stage = False
-    for ins in iter_instructions(text, escape):
+    for ins in instructions:
         kw = ins.keyword
         if kw == "FROM":
             in_stage = True
             env = {}
             continue
+        if kw not in ("ARG", "ENV", "RUN"):
+            continue
+        # the instruction's masked arguments (continuations and inner comment lines blanked) in
+        # place of its text: same length, so offsets found in the view are file offsets
+        view = text[: ins.start] + ins.args + text[ins.span.end :]
         if kw == "ARG":
-            if not in_stage:
-                _docker_vars(text, ins, global_args, escape)
+            if in_stage:
+                _docker_vars(view, ins, env, escape, global_args)
             else:
-                # ``ARG NAME`` inside a stage re-imports the global default
-                for cmd in _split_words(text, ins.args_start, ins.end, escape):
-                    for s, e in cmd:
-                        raw = text[s:e]
-                        if raw in global_args:
-                            env[raw] = global_args[raw]
-                _docker_vars(text, ins, env, escape)
+                _docker_vars(view, ins, global_args, escape)
             continue
         if kw == "ENV":
-            _docker_vars(text, ins, env, escape)
-            continue
-        if kw != "RUN":
+            _docker_vars(view, ins, env, escape)
             continue
         run_env = dict(env)
-        a = _skip_run_flags(text, ins.args_start, ins.end)
-        if text.startswith("[", a):
-            _scan_exec_form(text, a, ins.end, run_env, res)
+        a = run_offset(ins.args)
+        words = exec_form(ins, escape, a)
+        if words is not None:
+            _scan_exec_form(view, words, run_env, res)
         else:
-            view = _shell_view(text, a, ins.end)
-            _scan_shell(view, a, ins.end, run_env, escape, res)
-        if ins.heredoc is not None and _heredoc_is_shell(text[a : ins.end]):
-            _scan_shell(text, ins.heredoc.start, ins.heredoc.end, run_env, "\\", res)
+            _scan_shell(view, ins.start + a, ins.span.end, run_env, escape, res)
+        for body in ins.heredocs:
+            if body.script:
+                _scan_shell(text, body.span.start, body.span.end, run_env, "\\", res)
 
 
-def _skip_run_flags(text: str, a: int, b: int) -> int:
-    """Past ``--mount=…``, ``--network=…``, ``--security=…`` RUN flags."""
-    m = re.compile(r"(?:--[a-z-]+=\S+[ \t]*|--[a-z-]+[ \t]+)*").match(text, a, b)
-    return m.end() if m else a
-
-
-def _heredoc_is_shell(run_args: str) -> bool:
-    before = run_args.split("<<", 1)[0].strip()
-    return before in ("", "bash", "sh", "/bin/bash", "/bin/sh", "set -e;", "bash -e", "bash -ex", "sh -e")
-
-
-def _scan_exec_form(text: str, a: int, b: int, env: dict[str, _Var], res: _Result) -> None:
+def _scan_exec_form(text: str, argv: list[Word], env: dict[str, _Var], res: _Result) -> None:
     """``RUN ["pip", "install", "x==1"]`` (and ``["bash", "-c", "…"]``): JSON strings, no expansion."""
-    try:
-        argv = json.loads(text[a:b])
-    except ValueError:
-        return
-    if not isinstance(argv, list) or not all(isinstance(x, str) for x in argv):
-        return
-    spans = [(m.start(), m.end()) for m in re.finditer(r'"(?:[^"\\]|\\.)*"', text[:b]) if m.start() >= a]
-    if len(spans) != len(argv):
-        return
     words: list[_Word] = []
-    for (s, e), value in zip(spans, argv):
-        exact = text[s + 1 : e - 1] == value
-        where = OffsetMap.identity(s + 1, len(value)) if exact else OffsetMap()
-        words.append(_Word(value, where, Span(s, e), False))
+    for w in argv:
+        span = w.token.span
+        where = OffsetMap.identity(span.start + 1, len(w.value)) if w.token.exact else OffsetMap()
+        words.append(_Word(w.value, where, span, False))
     if len(words) >= 3 and _basename(words[0].value) in ("sh", "bash") and words[1].value == "-c":
         script = words[2]
         if script.where.pieces:

@@ -11,26 +11,14 @@ import enum
 from pathlib import Path
 
 from kimi_lsp._record import dataclass, field
+# Token, EnvVar and SyntaxProblem are the lexers' records, re-exported here.
+from kimi_lsp.syntax import EnvVar, SyntaxProblem, Token
 from kimi_lsp.text import Located, Span
 
-
-@dataclass(frozen=True, slots=True)
-class Token:
-    """One argv word: its value after unquoting, and the span of its raw text (quotes included).
-
-    ``exact`` is False when the value was assembled from text that does not map 1:1 onto the
-    span (variable expansion, escapes); rules then must not offer edits inside the token.
-    """
-
-    value: str
-    span: Span
-    exact: bool = True
-
-
-@dataclass(frozen=True, slots=True)
-class EnvVar:
-    name: Located[str]
-    value: Located[str] | None  # None: set without a value we can know (e.g. ``ENV X`` from ARG)
+__all__ = [
+    "ConfigEntry", "ConfigFile", "Entry", "EnvVar", "LaunchCommand", "Surface", "SurfaceResult",
+    "SyntaxProblem", "Token",
+]
 
 
 class Entry(str, enum.Enum):
@@ -92,14 +80,6 @@ class LaunchCommand:
     # names this file with --config and ..."): the engine then caps every diagnostic of the launch
     # at warning, names the doubt, and offers no fix as safe (DESIGN.md: a guess is never an error).
     doubt: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class SyntaxProblem:
-    """The file could not be parsed (becomes KL001 when the file is a launch file)."""
-
-    message: str
-    span: Span
 
 
 @dataclass(frozen=True, slots=True)

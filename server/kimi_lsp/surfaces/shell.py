@@ -1,18 +1,7 @@
-"""Shell command lines with positions, and the launch matcher every surface shares.
+"""Where a launch is written in shell text: the launch matcher every surface shares.
 
-The lexer is POSIX-ish: quotes (``'...'``, ``"..."``, ``$'...'``), backslash escapes, ``\\``-newline
-continuations, comments, the operators that split commands (``;`` ``&&`` ``||`` ``|`` ``&``,
-newlines, subshell parens), redirections (dropped from the words, heredoc bodies skipped),
-``$(...)``/``${...}``/backticks kept verbatim inside a word, ``VAR=x`` prefixes and ``export VAR=x``
-as assignments. It never runs anything and never raises on bad input: an unterminated quote
-becomes a ``SyntaxProblem`` and the rest of the text is taken as the token.
-
-Text does not always sit in the file character for character (a YAML scalar folds lines and
-strips indentation, a JSON string has escapes), so the lexer works on a ``Source``: a string plus
-the file span of each of its characters. Every ``Token.span`` slices the file to the token's raw
-text; ``exact`` says whether that raw text is the value with nothing but quotes around it.
-
-The launch matcher (``launches_from_words``) recognises ``python -m sglang.launch_server``,
+The words come from ``kimi_lsp.syntax.shell`` (the one shell lexer); this module only decides
+which commands are launches. ``launches_from_words`` recognises ``python -m sglang.launch_server``,
 ``sglang serve`` and the benchmark entry points behind the usual wrappers (``exec``, ``env``,
 ``nohup``, ``srun``, ``mpirun``, ``torchrun``, ``timeout``, ``numactl``, ``taskset``, ``sudo``,
 ``uv run``, ``conda run`` ...) and follows ``sh -c SCRIPT`` into the script.
@@ -21,10 +10,10 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
-from kimi_lsp._record import dataclass, field
+from kimi_lsp._record import dataclass, field, replace
 from kimi_lsp.surfaces.model import (
     Entry,
     EnvVar,
@@ -34,621 +23,29 @@ from kimi_lsp.surfaces.model import (
     SyntaxProblem,
     Token,
 )
+from kimi_lsp.syntax.shell import (  # re-exported: the surfaces read shell text through these
+    ASSIGN_RE,
+    DECLARE,
+    SHELLS,
+    ArrayAssignment,
+    Command,
+    FlatSource,
+    MappedSource,
+    SimpleCommand,
+    Source,
+    Word,
+    basename,
+    env_from_word,
+    iter_commands,
+    lex,
+)
 from kimi_lsp.text import Located, Span
 
-# --------------------------------------------------------------------------------------------
-# Sources: a string and where each character sits in the file
-# --------------------------------------------------------------------------------------------
-
-
-class Source:
-    """A string to lex, with the file span of each of its characters."""
-
-    __slots__ = ("text",)
-    text: str
-
-    def start(self, i: int) -> int:
-        raise NotImplementedError
-
-    def end(self, i: int) -> int:
-        raise NotImplementedError
-
-    def anchor(self) -> int:
-        """File offset just past the last character (where an empty token at the end sits)."""
-        raise NotImplementedError
-
-    def exact(self, i: int, j: int) -> bool:
-        """Whether the file text under characters ``[i, j)`` is exactly ``text[i:j]``."""
-        raise NotImplementedError
-
-    def span(self, i: int, j: int) -> Span:
-        if j <= i:
-            p = self.start(i) if i < len(self.text) else self.anchor()
-            return Span(p, p)
-        a = self.start(i)
-        return Span(a, max(a, self.end(j - 1)))
-
-    def sub(self, text: str, units: Sequence[tuple[int, int]], anchor: int | None = None) -> MappedSource:
-        """A new source for ``text`` whose k-th character came from characters ``units[k]`` here."""
-        starts = [self.start(a) for a, _ in units]
-        ends = [self.end(b - 1) if b > a else self.start(a) for a, b in units]
-        if anchor is None:
-            anchor = ends[-1] if ends else self.anchor()
-        return MappedSource(text, starts, ends, anchor)
-
-
-class FlatSource(Source):
-    """Text that sits in the file verbatim, starting at ``base``."""
-
-    __slots__ = ("base",)
-
-    def __init__(self, text: str, base: int = 0) -> None:
-        self.text = text
-        self.base = base
-
-    def start(self, i: int) -> int:
-        return self.base + i
-
-    def end(self, i: int) -> int:
-        return self.base + i + 1
-
-    def anchor(self) -> int:
-        return self.base + len(self.text)
-
-    def exact(self, i: int, j: int) -> bool:
-        return True
-
-
-class MappedSource(Source):
-    """Text whose characters map to arbitrary file spans (folded YAML, JSON escapes, ...).
-
-    A character with a zero-width span could not be located (e.g. a space produced by YAML line
-    folding); a character spanning two or more file characters came from an escape sequence.
-    """
-
-    __slots__ = ("starts", "ends", "_anchor", "_verbatim")
-
-    def __init__(self, text: str, starts: Sequence[int], ends: Sequence[int], anchor: int) -> None:
-        self.text = text
-        # written verbatim (character k at a+k): ``exact`` needs no per-character walk
-        self._verbatim = (
-            isinstance(starts, range) and isinstance(ends, range) and starts.step == 1 and ends.step == 1
-            and len(starts) == len(ends) == len(text) and (not text or ends[0] == starts[0] + 1)
-        )
-        self.starts = list(starts)
-        self.ends = list(ends)
-        self._anchor = anchor
-
-    def start(self, i: int) -> int:
-        return self.starts[i] if i < len(self.starts) else self._anchor
-
-    def end(self, i: int) -> int:
-        return self.ends[i]
-
-    def anchor(self) -> int:
-        return self._anchor
-
-    def exact(self, i: int, j: int) -> bool:
-        if self._verbatim and 0 <= i <= j <= len(self.text):
-            return True
-        starts, ends = self.starts, self.ends
-        for k in range(i, j):
-            if ends[k] - starts[k] != 1:
-                return False
-            if k + 1 < j and starts[k + 1] != ends[k]:
-                return False
-        return True
-
-
-# --------------------------------------------------------------------------------------------
-# Lexer output
-# --------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class SimpleCommand:
-    words: tuple[Token, ...]
-    assignments: tuple[EnvVar, ...]
-    span: Span
-
-
-@dataclass(frozen=True, slots=True)
-class Word:
-    """A token plus the located characters of its value, so a ``sh -c`` script can be lexed again."""
-
-    token: Token
-    chars: Source  # chars.text == token.value
-
-    @property
-    def value(self) -> str:
-        return self.token.value
-
-
-@dataclass(frozen=True, slots=True)
-class Command:
-    """A simple command with located words (the richer form of ``SimpleCommand``)."""
-
-    words: tuple[Word, ...]
-    assignments: tuple[EnvVar, ...]
-    span: Span
-
-    def simple(self) -> SimpleCommand:
-        return SimpleCommand(tuple(w.token for w in self.words), self.assignments, self.span)
-
-
-_META = frozenset(" \t\f\v\r\n;&|()<>")
-_PLAIN_RUN = re.compile(r"[^ \t\f\v\r\n;&|()<>\\'\"$`]+")  # characters that stand for themselves
-_DQ_RUN = re.compile(r"[^\"\\$`]+")
-_BLANKS = " \t\f\v\r"  # a lone \r (CRLF files) is blank to us; bash would keep it in the word
-_ASSIGN_RE = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\+?=")
-_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_OPERATOR_RE = re.compile(r";;&|;;|;&|&&|\|\||\|&|[;&|()]")
-_REDIRECT_RE = re.compile(r"&>>|&>|<<<|<<-|<<|<>|<&|>&|>>|>\||<|>")
-# Words that open or close compound commands; the command proper starts after them.
-_RESERVED = frozenset({"{", "}", "!", "if", "then", "else", "elif", "fi", "do", "done", "while", "until", "esac"})
-_DECLARE = frozenset({"export", "declare", "typeset", "local", "readonly"})
-_ANSI_NUMERIC_RE = re.compile(r"x[0-9A-Fa-f]{1,2}|u[0-9A-Fa-f]{1,4}|U[0-9A-Fa-f]{1,8}|[0-7]{1,3}")
-_ANSI_SIMPLE = {
-    "n": "\n", "t": "\t", "r": "\r", "a": "\a", "b": "\b", "f": "\f", "v": "\v",
-    "e": "\x1b", "E": "\x1b", "\\": "\\", "'": "'", '"': '"', "?": "?",
-}
-
-
-@dataclass(slots=True)
-class _RawWord:
-    start: int  # source indices of the raw text
-    end: int
-    pieces: list[str]  # the value, in pieces
-    # Per piece: (a, b, verbatim). Verbatim: the piece is s[a:b]; else one character made from s[a:b].
-    segs: list[tuple[int, int, bool]]
-    exact: bool  # no escapes, no expansions
-
-    def keep(self, s: str, i: int, j: int) -> None:
-        if j > i:
-            self.pieces.append(s[i:j])
-            self.segs.append((i, j, True))
-
-    def add(self, ch: str, a: int, b: int) -> None:
-        self.pieces.append(ch)
-        self.segs.append((a, b, False))
-
-    def value(self) -> str:
-        return "".join(self.pieces)
-
-
-def _units(segs: Sequence[tuple[int, int, bool]]) -> list[tuple[int, int]]:
-    out: list[tuple[int, int]] = []
-    for a, b, verbatim in segs:
-        if verbatim:
-            out.extend((k, k + 1) for k in range(a, b))
-        else:
-            out.append((a, b))
-    return out
-
-
-class _LazySource(Source):
-    """A word's characters, mapped only when someone asks (most words are never re-lexed)."""
-
-    __slots__ = ("_parent", "_segs", "_anchor", "_mapped")
-
-    def __init__(self, text: str, parent: Source, segs: list[tuple[int, int, bool]], anchor: int) -> None:
-        self.text = text
-        self._parent = parent
-        self._segs = segs
-        self._anchor = anchor
-        self._mapped: MappedSource | None = None
-
-    def _m(self) -> MappedSource:
-        if self._mapped is None:
-            self._mapped = self._parent.sub(self.text, _units(self._segs), anchor=self._anchor)
-        return self._mapped
-
-    def start(self, i: int) -> int:
-        return self._m().start(i)
-
-    def end(self, i: int) -> int:
-        return self._m().end(i)
-
-    def anchor(self) -> int:
-        return self._anchor
-
-    def exact(self, i: int, j: int) -> bool:
-        return self._m().exact(i, j)
-
-
-class _Lexer:
-    def __init__(self, src: Source, escape: str) -> None:
-        self.src = src
-        self.s = src.text
-        self.n = len(self.s)
-        self.escape = escape
-        self.problems: list[SyntaxProblem] = []
-
-    # -- helpers ------------------------------------------------------------------------------
-    def _problem(self, message: str, i: int) -> None:
-        i = max(0, min(i, self.n))
-        self.problems.append(SyntaxProblem(message, self.src.span(i, min(i + 1, self.n))))
-
-    def _newline_len(self, i: int) -> int:
-        if i < self.n and self.s[i] == "\n":
-            return 1
-        if self.s.startswith("\r\n", i):
-            return 2
-        return 0
-
-    def _continuation(self, i: int) -> int:
-        """Length of an escape-newline line continuation at ``i`` (0 when there is none)."""
-        c = self.s[i]
-        if c == "\\" or c == self.escape:
-            k = self._newline_len(i + 1)
-            if k:
-                return 1 + k
-        return 0
-
-    def _skip_quoted(self, i: int) -> int:
-        """``s[i]`` is a quote inside ``$(...)``/``${...}``: the index after its closing quote."""
-        q = self.s[i]
-        j = i + 1
-        while j < self.n:
-            c = self.s[j]
-            if c == "\\" and q != "'":
-                j += 2
-                continue
-            if c == q:
-                return j + 1
-            j += 1
-        return self.n
-
-    def _balanced(self, i: int, opening: str, closing: str, what: str) -> int:
-        """``s[i] == opening``: the index after the matching ``closing``."""
-        depth = 0
-        j = i
-        s, n = self.s, self.n
-        while j < n:
-            c = s[j]
-            if c == "\\":
-                j += 2
-                continue
-            if c in "'\"`":
-                j = self._skip_quoted(j)
-                continue
-            if c == opening:
-                depth += 1
-            elif c == closing:
-                depth -= 1
-                if depth == 0:
-                    return j + 1
-            j += 1
-        self._problem(f"unterminated {what}", i - 1 if i > 0 else i)
-        return n
-
-    def _backtick(self, i: int) -> int:
-        j = i + 1
-        while j < self.n:
-            c = self.s[j]
-            if c == "\\":
-                j += 2
-                continue
-            if c == "`":
-                return j + 1
-            j += 1
-        self._problem("unterminated backquote command substitution", i)
-        return self.n
-
-    def _expansion(self, i: int) -> int:
-        """``s[i] == '$'``: the end of the expansion it starts, or ``i`` for a literal dollar."""
-        s, n = self.s, self.n
-        nx = s[i + 1] if i + 1 < n else ""
-        if nx == "(":
-            return self._balanced(i + 1, "(", ")", "command substitution")
-        if nx == "{":
-            if s.startswith("{{", i + 1):  # GitHub Actions / Jinja-style ${{ expr }}
-                k = s.find("}}", i + 3)
-                if k < 0:
-                    self._problem("unterminated ${{ expression", i)
-                    return n
-                return k + 2
-            return self._balanced(i + 1, "{", "}", "parameter expansion")
-        if nx == "_" or nx.isalpha():
-            m = _NAME_RE.match(s, i + 1)
-            return m.end() if m else i + 1
-        if nx.isdigit() or (nx and nx in "@*#?$!-"):
-            return i + 2
-        return i
-
-    def _keep(self, i: int, j: int, w: _RawWord) -> None:
-        w.keep(self.s, i, j)
-
-    # -- words ---------------------------------------------------------------------------------
-    def _dquote(self, i: int, w: _RawWord) -> int:
-        s, n = self.s, self.n
-        j = i + 1
-        while j < n:
-            c = s[j]
-            if c == '"':
-                return j + 1
-            if c == "\\" or c == self.escape:
-                k = self._continuation(j)
-                if k:
-                    j += k
-                    w.exact = False
-                    continue
-                if c == "\\" and j + 1 < n and s[j + 1] in '$`"\\':
-                    w.add(s[j + 1], j, j + 2)
-                    w.exact = False
-                    j += 2
-                    continue
-            if c == "$":
-                e = self._expansion(j)
-                if e > j:
-                    self._keep(j, e, w)
-                    w.exact = False
-                    j = e
-                    continue
-            if c == "`" and self.escape != "`":
-                e = self._backtick(j)
-                self._keep(j, e, w)
-                w.exact = False
-                j = e
-                continue
-            m = _DQ_RUN.match(s, j)
-            e = m.end() if m else j + 1
-            w.keep(s, j, e)
-            j = e
-        self._problem("unterminated double quote", i)
-        w.exact = False
-        return n
-
-    def _ansi_c(self, i: int, w: _RawWord) -> int:
-        """``$'...'``: ANSI-C quoting; ``s[i] == '$'``."""
-        s, n = self.s, self.n
-        j = i + 2
-        w.exact = False  # the leading $ is not a plain quote character
-        while j < n:
-            c = s[j]
-            if c == "'":
-                return j + 1
-            if c == "\\" and j + 1 < n:
-                nx = s[j + 1]
-                if nx in _ANSI_SIMPLE:
-                    w.add(_ANSI_SIMPLE[nx], j, j + 2)
-                    j += 2
-                    continue
-                m = _ANSI_NUMERIC_RE.match(s, j + 1)
-                if m:
-                    digits = m.group(0)
-                    try:
-                        ch = chr(int(digits, 8) if digits[0].isdigit() else int(digits[1:], 16))
-                    except (ValueError, OverflowError):
-                        ch = "\ufffd"
-                    w.add(ch, j, m.end())
-                    j = m.end()
-                    continue
-            w.keep(s, j, j + 1)
-            j += 1
-        self._problem("unterminated $'...' quote", i)
-        return n
-
-    def _word(self, i: int) -> _RawWord:
-        s, n = self.s, self.n
-        w = _RawWord(i, i, [], [], True)
-        while i < n:
-            m = _PLAIN_RUN.match(s, i)
-            if m is not None:
-                e = m.end()
-                w.keep(s, i, e)
-                i = e
-                if s[e - 1] == "=" and i < n and s[i] == "(" and _ASSIGN_RE.fullmatch(w.value()):
-                    # NAME=(a b c): an array assignment; keep the parenthesised list verbatim
-                    e = self._balanced(i, "(", ")", "array assignment")
-                    self._keep(i, e, w)
-                    w.exact = False
-                    i = e
-                continue
-            c = s[i]
-            if c in _META:
-                break
-            if c == "\\" or c == self.escape:
-                k = self._continuation(i)
-                if k:  # the word goes on after the line break
-                    i += k
-                    w.exact = False
-                    continue
-            if c == "\\":
-                if i + 1 < n:
-                    w.add(s[i + 1], i, i + 2)
-                    w.exact = False
-                    i += 2
-                else:
-                    w.keep(s, i, i + 1)
-                    i += 1
-                continue
-            if c == "'":
-                j = s.find("'", i + 1)
-                if j < 0:
-                    self._problem("unterminated single quote", i)
-                    j = n
-                    w.exact = False
-                self._keep(i + 1, j, w)
-                i = min(j + 1, n)
-                continue
-            if c == '"':
-                i = self._dquote(i, w)
-                continue
-            if c == "$":
-                nx = s[i + 1] if i + 1 < n else ""
-                if nx == "'":
-                    i = self._ansi_c(i, w)
-                    continue
-                if nx == '"':  # $"..." (locale translation): the text of a double-quoted string
-                    w.exact = False
-                    i = self._dquote(i + 1, w)
-                    continue
-                e = self._expansion(i)
-                if e > i:
-                    self._keep(i, e, w)
-                    w.exact = False
-                    i = e
-                    continue
-            if c == "`" and self.escape != "`":
-                e = self._backtick(i)
-                self._keep(i, e, w)
-                w.exact = False
-                i = e
-                continue
-            w.keep(s, i, i + 1)
-            i += 1
-        w.end = i
-        return w
-
-    def _to_word(self, w: _RawWord) -> Word:
-        value = w.value()
-        span = self.src.span(w.start, w.end)
-        token = Token(value, span, w.exact and self.src.exact(w.start, w.end))
-        return Word(token, _LazySource(value, self.src, w.segs, span.end))
-
-    def _assignment(self, w: _RawWord, *, quoted_ok: bool) -> EnvVar | None:
-        """``NAME=value``; the shell needs NAME= unquoted, ``export`` takes ``"NAME=value"`` too."""
-        m = _ASSIGN_RE.match(self.s, w.start)
-        if m is not None and m.end() <= w.end:
-            value = w.value()
-            prefix = m.group(0)
-            if value.startswith(prefix):
-                name = m.group(1)
-                return EnvVar(
-                    Located(name, self.src.span(w.start, w.start + len(name))),
-                    Located(value[len(prefix) :], self.src.span(m.end(), w.end)),
-                )
-        if quoted_ok:
-            return _env_from_word(self._to_word(w))
-        return None
-
-    def _skip_heredocs(self, i: int, pending: list[tuple[str, bool]]) -> int:
-        s, n = self.s, self.n
-        for delim, strip_tabs in pending:
-            while i < n:
-                eol = s.find("\n", i)
-                line_end = n if eol < 0 else eol
-                line = s[i:line_end].rstrip("\r")
-                if strip_tabs:
-                    line = line.lstrip("\t")
-                i = n if eol < 0 else eol + 1
-                if line == delim:
-                    break
-        return i
-
-    # -- commands ------------------------------------------------------------------------------
-    def run(self) -> list[Command]:
-        s, n = self.s, self.n
-        out: list[Command] = []
-        words: list[Word] = []
-        assigns: list[EnvVar] = []
-        first = last = -1  # source indices of the current command's extent
-        heredocs: list[tuple[str, bool]] = []
-        want_target = False  # the next word is a redirection target, not an argument
-
-        def flush() -> None:
-            nonlocal words, assigns, first, last, want_target
-            if words or assigns:
-                out.append(Command(tuple(words), tuple(assigns), self.src.span(first, last)))
-            words, assigns, first, last, want_target = [], [], -1, -1, False
-
-        def extend(a: int, b: int) -> None:
-            nonlocal first, last
-            if first < 0:
-                first = a
-            last = b
-
-        i = 0
-        while i < n:
-            c = s[i]
-            if c in _BLANKS:
-                i += 1
-                continue
-            if c == "\\" or c == self.escape:
-                k = self._continuation(i)
-                if k:
-                    i += k
-                    continue
-            if c == "\n":
-                flush()
-                i += 1
-                if heredocs:
-                    i = self._skip_heredocs(i, heredocs)
-                    heredocs = []
-                continue
-            if c == "#":
-                eol = s.find("\n", i)
-                i = n if eol < 0 else eol
-                continue
-            if c in "<>" and i + 1 < n and s[i + 1] == "(":
-                # process substitution <(cmd) / >(cmd): one opaque argument
-                e = self._balanced(i + 1, "(", ")", "process substitution")
-                raw = _RawWord(i, e, [s[i:e]], [(i, e, True)], False)
-                words.append(self._to_word(raw))
-                extend(i, e)
-                i = e
-                continue
-            if c in "<>" or (c == "&" and s.startswith("&>", i)):
-                m = _REDIRECT_RE.match(s, i)
-                op = m.group(0) if m else c
-                extend(i, i + len(op))
-                i += len(op)
-                if op in ("<<", "<<-"):
-                    while i < n and s[i] in " \t":
-                        i += 1
-                    if i < n and s[i] not in _META:
-                        d = self._word(i)
-                        heredocs.append((d.value(), op == "<<-"))
-                        extend(d.start, d.end)
-                        i = d.end
-                else:
-                    want_target = True
-                continue
-            if c in ";&|()":
-                m = _OPERATOR_RE.match(s, i)
-                flush()
-                i += len(m.group(0)) if m else 1
-                continue
-            raw = self._word(i)
-            if raw.end == i:  # cannot happen (c is not a metacharacter); guard against a stall
-                i += 1
-                continue
-            i = raw.end
-            extend(raw.start, raw.end)
-            if want_target:
-                want_target = False
-                continue
-            text = s[raw.start : raw.end]
-            if text.isdigit() and i < n and s[i] in "<>":
-                continue  # an IO number: 2>&1
-            if not words and not assigns and text in _RESERVED:
-                first = -1  # the command proper starts after the keyword
-                continue
-            declaring = bool(words) and words[0].value in _DECLARE and words[0].token.exact
-            if not words or declaring:
-                env = self._assignment(raw, quoted_ok=declaring)
-                if env is not None:
-                    assigns.append(env)
-                    continue
-            words.append(self._to_word(raw))
-        flush()
-        return out
-
-
-def lex(src: Source, *, escape: str = "\\") -> tuple[list[Command], list[SyntaxProblem]]:
-    """Split ``src`` into simple commands; problems are unterminated quotes and substitutions."""
-    lexer = _Lexer(src, escape)
-    commands = lexer.run()
-    return commands, lexer.problems
-
-
-def iter_commands(text: str, base: int = 0, *, escape: str = "\\") -> Iterator[SimpleCommand]:
-    """The simple commands of a shell text; ``base`` is added to every span."""
-    commands, _ = lex(FlatSource(text, base), escape=escape)
-    for command in commands:
-        yield command.simple()
-
+__all__ = [
+    "Command", "FlatSource", "LaunchContext", "MappedSource", "SimpleCommand", "Source", "Word",
+    "basename", "find_launches", "is_pip_install", "iter_commands", "launches_from_commands",
+    "launches_from_words", "launches_in_source", "lex", "mentions_sglang", "read_shell",
+]
 
 # --------------------------------------------------------------------------------------------
 # Launch matching
@@ -666,7 +63,6 @@ LAUNCH_MODULES: dict[str, Entry] = {
 _SERVE_MODULES = frozenset({"sglang.cli.main"})  # python -m sglang.cli.main serve ...
 _TORCHRUN_MODULES = frozenset({"torch.distributed.run", "torch.distributed.launch"})
 _PYTHON_RE = re.compile(r"python(?:\d+(?:\.\d+)*)?t?(?:-dbg)?(?:\.exe)?")
-_SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "ash", "mksh"})
 _PIP_RE = re.compile(r"pip(?:\d+(?:\.\d+)*)?")
 MAX_NESTING = 8  # sh -c "sh -c '...'" levels followed
 
@@ -791,6 +187,225 @@ _WRAPPERS: dict[str, _Wrapper] = {
 }
 
 
+# docker run / docker exec (docker CLI's option tables, `docker run --help`): options that take a
+# value, and the boolean ones. An option in neither makes the command unreadable: mis-splitting
+# IMAGE from the command would check the wrong words.
+_DOCKER_RUN_VALUES = _opts(
+    "-a", "--attach", "--add-host", "--annotation", "--blkio-weight", "--blkio-weight-device",
+    "--cap-add", "--cap-drop", "--cgroup-parent", "--cgroupns", "--cidfile", "--cpu-count",
+    "--cpu-percent", "--cpu-period", "--cpu-quota", "--cpu-rt-period", "--cpu-rt-runtime", "-c",
+    "--cpu-shares", "--cpus", "--cpuset-cpus", "--cpuset-mems", "--detach-keys", "--device",
+    "--device-cgroup-rule", "--device-read-bps", "--device-read-iops", "--device-write-bps",
+    "--device-write-iops", "--dns", "--dns-opt", "--dns-option", "--dns-search", "--domainname",
+    "--entrypoint", "-e", "--env", "--env-file", "--expose", "--gpus", "--group-add", "--health-cmd",
+    "--health-interval", "--health-retries", "--health-start-interval", "--health-start-period",
+    "--health-timeout", "-h", "--hostname", "--io-maxbandwidth", "--io-maxiops", "--ip", "--ip6",
+    "--ipc", "--isolation", "--kernel-memory", "-l", "--label", "--label-file", "--link",
+    "--link-local-ip", "--log-driver", "--log-opt", "--mac-address", "-m", "--memory",
+    "--memory-reservation", "--memory-swap", "--memory-swappiness", "--mount", "--name", "--net",
+    "--net-alias", "--network", "--network-alias", "--oom-score-adj", "--pid", "--pids-limit",
+    "--platform", "-p", "--publish", "--pull", "--restart", "--runtime", "--security-opt",
+    "--shm-size", "--stop-signal", "--stop-timeout", "--storage-opt", "--sysctl", "--tmpfs",
+    "--ulimit", "-u", "--user", "--userns", "--uts", "-v", "--volume", "--volume-driver",
+    "--volumes-from", "-w", "--workdir",
+)
+_DOCKER_RUN_FLAGS = _opts(
+    "-d", "--detach", "-i", "--interactive", "-t", "--tty", "--rm", "--privileged", "-P",
+    "--publish-all", "--init", "--read-only", "--no-healthcheck", "--oom-kill-disable", "--sig-proxy",
+    "--disable-content-trust", "-q", "--quiet", "--use-api-socket",
+)
+_DOCKER_EXEC_VALUES = _opts("--detach-keys", "-e", "--env", "--env-file", "-u", "--user", "-w", "--workdir")
+_DOCKER_EXEC_FLAGS = _opts("-d", "--detach", "-i", "--interactive", "-t", "--tty", "--privileged")
+_DOCKER_GLOBAL_VALUES = _opts(
+    "--config", "-c", "--context", "-H", "--host", "-l", "--log-level", "--tlscacert", "--tlscert", "--tlskey"
+)
+_DOCKER_GLOBAL_FLAGS = _opts("-D", "--debug", "--tls", "--tlsverify")
+_DOCKERS = frozenset({"docker", "nvidia-docker"})
+
+
+def _docker_options(
+    words: Sequence[Word], j: int, values: frozenset[str], flags: frozenset[str], found: list[tuple[str, Word]]
+) -> int | None:
+    """Index of the first word after the options at ``words[j:]``; None for an option we cannot
+    read. ``found`` gets (option, value word) for each option with a value."""
+    n = len(words)
+    while j < n:
+        w = words[j]
+        v = w.value
+        if v == "--":
+            return j + 1
+        if not v.startswith("-") or v == "-":
+            return j
+        if v.startswith("--"):
+            name, eq, _ = v.partition("=")
+            if eq:
+                if name not in values and name not in flags:
+                    return None
+                found.append((name, w))
+                j += 1
+            elif v in values:
+                if j + 1 >= n:
+                    return None
+                found.append((v, words[j + 1]))
+                j += 2
+            elif v in flags:
+                j += 1
+            else:
+                return None
+            continue
+        # a cluster of short options (-it, -dit, -p30000:30000): pflag reads the rest of the
+        # cluster as the value of the first option that takes one
+        k = 1
+        while k < len(v):
+            letter = "-" + v[k]
+            if letter in flags:
+                k += 1
+                continue
+            if letter not in values:
+                return None
+            if k + 1 < len(v):
+                found.append((letter, w))  # the value is glued on; the word stands for it
+                j += 1
+            else:
+                if j + 1 >= n:
+                    return None
+                found.append((letter, words[j + 1]))
+                j += 2
+            break
+        else:
+            j += 1
+    return j
+
+
+def _docker_env(option: str, word: Word) -> EnvVar | None:
+    """``-e K=V`` / ``--env K=V`` / ``--env=K=V`` / ``-eK=V``; ``-e K`` passes the host's value."""
+    value = word.value
+    if option.startswith("--") and word.value.startswith(option + "="):
+        value = value[len(option) + 1 :]
+    elif option == "-e" and value.startswith("-e"):
+        value = value[2:]
+    if value == word.value:
+        found = env_from_word(word)
+        if found is not None:
+            return found
+    name, eq, rest = value.partition("=")
+    if not ASSIGN_RE.fullmatch(name + "="):
+        return None
+    if eq:
+        return EnvVar(Located(name, word.token.span), Located(rest, word.token.span))
+    return EnvVar(Located(name, word.token.span), None)
+
+
+def _docker_launches(
+    words: Sequence[Word], i: int, ctx: LaunchContext, env: list[EnvVar], head: int | None
+) -> list[LaunchCommand]:
+    """``docker [global options] run|exec [options] IMAGE|CONTAINER COMMAND...``."""
+    n = len(words)
+    j = _docker_options(words, i + 1, _DOCKER_GLOBAL_VALUES, _DOCKER_GLOBAL_FLAGS, [])
+    if j is None or j >= n:
+        return []
+    if words[j].value == "container" and j + 1 < n:
+        j += 1
+    sub = words[j].value
+    if sub not in ("run", "exec"):
+        return []
+    values, flags = (_DOCKER_RUN_VALUES, _DOCKER_RUN_FLAGS) if sub == "run" else (_DOCKER_EXEC_VALUES, _DOCKER_EXEC_FLAGS)
+    options: list[tuple[str, Word]] = []
+    j = _docker_options(words, j + 1, values, flags, options)
+    if j is None or j >= n:
+        return []
+    target = words[j]
+    command: list[Word] = list(words[j + 1 :])
+    run_env = list(env)
+    for option, word in options:
+        if option in ("-e", "--env"):
+            found = _docker_env(option, word)
+            if found is not None:
+                run_env.append(found)
+        elif option == "--entrypoint":
+            if "=" in word.value and word.value.startswith("--entrypoint="):
+                return []  # the program is inside the option word: no word of its own to point at
+            if word.value:
+                command.insert(0, word)
+    if not command:
+        return []  # the image's own CMD runs: not written here
+    saved = ctx.image, ctx.own_pins
+    if sub == "run":
+        ctx.image = Located(target.value, target.token.span)
+    # the script's own `pip install` lines change the host, not the container
+    ctx.own_pins = False
+    try:
+        return launches_from_words(command, ctx, run_env, head)
+    finally:
+        ctx.image, ctx.own_pins = saved
+
+
+# NVIDIA Dynamo's sglang worker (components/src/dynamo/sglang/args.py): Dynamo's own parser takes
+# its flags with parse_known_args, the remaining words go to sglang's parser (``--config``
+# included, through sglang's config merger). Dynamo's flags below are those of its runtime and
+# dynamo-sglang argument groups; the set changes between Dynamo releases (and router flags are
+# added), so the reading is a guess: the launch carries a doubt and is reported at most as warnings.
+_DYNAMO_MODULE = "dynamo.sglang"
+_DYNAMO_DOUBT = (
+    "python -m dynamo.sglang: Dynamo takes its own flags first (which ones depends on the Dynamo "
+    "release) and hands the rest to sglang; the words are read as sglang's"
+)
+_DYNAMO_VALUES = _opts(
+    "--namespace", "--endpoint", "--kv-state-endpoint", "--discovery-backend", "--request-plane",
+    "--response-plane", "--event-plane", "--dyn-tool-call-parser", "--dyn-reasoning-parser",
+    "--dyn-default-thinking-mode", "--dyn-structural-tag-scope", "--dyn-structural-tag-schema",
+    "--custom-jinja-template", "--endpoint-types", "--dyn-endpoint-types", "--dump-config-to",
+    "--multimodal-embedding-cache-capacity-gb", "--media-output-fs-url", "--media-output-http-url",
+    "--health-check-payload", "--engine-request-limit", "--tcp-tls-cert-path", "--tcp-tls-key-path",
+    "--tcp-tls-ca-cert-path", "--tcp-tls-server-name", "--tcp-tls-handshake-timeout",
+    "--tcp-tls-client-cert-path", "--tcp-tls-client-key-path", "--tcp-tls-client-ca-cert-path",
+    "--nats-tls-ca-cert-path", "--nats-tls-client-cert-path", "--nats-tls-client-key-path",
+    "--disagg-config", "--disagg-config-key", "--afd-attention-ratio", "--afd-ffn-endpoint",
+    "--afd-microbatch-size", "--afd-sync-timeout-ms",
+)
+_DYNAMO_LISTS = _opts("--connector", "--output-modalities")  # nargs="*"
+_DYNAMO_OPTIONAL = _opts("--dyn-structural-tag")  # nargs="?"
+_DYNAMO_BOOLS = frozenset(
+    spelling
+    for name in (
+        "fpm-trace", "exclude-tools-when-tool-choice-none", "multimodal-embedding-cache-publisher",
+        "tcp-tls-insecure", "nats-tls-insecure", "use-sglang-tokenizer", "multimodal-processor",
+        "multimodal-encode-worker", "multimodal-worker", "embedding-worker", "image-diffusion-worker",
+        "video-generation-worker", "dyn-enable-structural-tag",
+    )
+    for spelling in (f"--{name}", f"--no-{name}")
+) | _opts("--version")
+
+
+def _without_dynamo_flags(argv: Sequence[Token]) -> tuple[Token, ...]:
+    """The words Dynamo hands to sglang: its own flags and their values taken out."""
+    out: list[Token] = []
+    k, n = 0, len(argv)
+    while k < n:
+        v = argv[k].value
+        name, eq, _ = v.partition("=")
+        if eq and (name in _DYNAMO_VALUES or name in _DYNAMO_OPTIONAL or name in _DYNAMO_LISTS):
+            k += 1
+        elif v in _DYNAMO_VALUES:
+            k += 2
+        elif v in _DYNAMO_BOOLS:
+            k += 1
+        elif v in _DYNAMO_OPTIONAL:
+            k += 2 if k + 1 < n and not argv[k + 1].value.startswith("-") else 1
+        elif v in _DYNAMO_LISTS:
+            k += 1
+            while k < n and not argv[k].value.startswith("-"):
+                k += 1
+        elif v.startswith("--router-"):
+            # the worker's router advertisement flags (a set of its own; sglang has none named so):
+            # a following word that is no option can only be the flag's value
+            k += 1 if eq or k + 1 >= n or argv[k + 1].value.startswith("-") else 2
+        else:
+            out.append(argv[k])
+            k += 1
+    return tuple(out)
+
+
 @dataclass
 class LaunchContext:
     """What a launch found in a file needs besides its words."""
@@ -801,27 +416,12 @@ class LaunchContext:
     own_pins: bool = False
     problems: list[SyntaxProblem] = field(default_factory=list)
     depth: int = 0
+    image: Located[str] | None = None  # the container image the launches run in (FROM, docker run)
 
-
-def basename(word: str) -> str:
-    return word.rsplit("/", 1)[-1]
 
 
 def _cover(spans: Sequence[Span]) -> Span:
     return Span(min(s.start for s in spans), max(s.end for s in spans))
-
-
-def _env_from_word(word: Word) -> EnvVar | None:
-    m = _ASSIGN_RE.match(word.value)
-    if m is None:
-        return None
-    name = m.group(1)
-    value = word.value[m.end():]
-    chars = word.chars
-    return EnvVar(
-        Located(name, chars.span(0, len(name))),
-        Located(value, chars.span(m.end(), len(word.value))),
-    )
 
 
 def _make_launch(
@@ -852,6 +452,7 @@ def _make_launch(
         base_dir=ctx.base_dir,
         env=tuple(env),
         own_pins=ctx.own_pins,
+        image=ctx.image,
     )
 
 
@@ -868,8 +469,8 @@ def _skip_wrapper(words: Sequence[Word], i: int, spec: _Wrapper, env: list[EnvVa
         if v == "--":
             j += 1
             break
-        if spec.env_words and _ASSIGN_RE.match(v):
-            found = _env_from_word(words[j])
+        if spec.env_words and ASSIGN_RE.match(v):
+            found = env_from_word(words[j])
             if found is not None:
                 env.append(found)
             j += 1
@@ -886,7 +487,7 @@ def _skip_wrapper(words: Sequence[Word], i: int, spec: _Wrapper, env: list[EnvVa
             j += 3
         elif v in spec.with_value:
             if v == "-x" and j + 1 < n:  # mpirun -x NAME=value exports to the ranks
-                found = _env_from_word(words[j + 1])
+                found = env_from_word(words[j + 1])
                 if found is not None:
                     env.append(found)
             j += 2
@@ -938,6 +539,9 @@ def _python_launch(
     entry = LAUNCH_MODULES.get(module)
     if entry is not None:
         return [_make_launch(words, first, i, module_idx, module_idx + 1, entry, ctx, env, head)]
+    if module == _DYNAMO_MODULE:
+        launch = _make_launch(words, first, i, module_idx, module_idx + 1, Entry.LAUNCH_SERVER, ctx, env, head)
+        return [replace(launch, argv=_without_dynamo_flags(launch.argv), doubt=_DYNAMO_DOUBT)]
     if module in _SERVE_MODULES and module_idx + 1 < n and words[module_idx + 1].value == "serve":
         return [_make_launch(words, first, i, module_idx + 1, module_idx + 2, Entry.SERVE, ctx, env, head)]
     if module in _TORCHRUN_MODULES:
@@ -1026,8 +630,10 @@ def launches_from_words(
             if i + 1 < n and words[i + 1].value == "serve":
                 return [_make_launch(words, 0, i, i + 1, i + 2, Entry.SERVE, ctx, env_list, head)]
             return []
-        if b in _SHELLS:
+        if b in SHELLS:
             return _shell_c_launches(words, i, ctx, env_list)
+        if b in _DOCKERS:
+            return _docker_launches(words, i, ctx, env_list, head)
         if b == "torchrun":
             return _torchrun_launch(words, i + 1, 0, i, ctx, env_list, head)
         spec = _WRAPPERS.get(b)
@@ -1054,12 +660,16 @@ def launches_from_commands(
     for var in env:
         _assign(running, var)
     out: list[LaunchCommand] = []
+    arrays: dict[str, _Array] = {}
     for command in commands:
         words = command.words
-        if not words or (words[0].value in _DECLARE and words[0].token.exact):
+        if not words or (words[0].value in DECLARE and words[0].token.exact):
             for var in command.assignments:
                 _assign(running, var)
+            for array in command.arrays:
+                _assign_array(arrays, array, command.conditional)
             continue
+        words = _splice_arrays(words, arrays)
         first = words[0]
         if first.value == "unset":
             for w in words[1:]:
@@ -1072,8 +682,64 @@ def launches_from_commands(
             continue
         if is_pip_install(words):
             ctx.own_pins = True
-        out.extend(launches_from_words(words, ctx, [*running.values(), *command.assignments], command.span.start))
+        found = launches_from_words(words, ctx, [*running.values(), *command.assignments], command.span.start)
+        if words is not command.words:
+            # array elements sit where the array is written; the launch is the line that runs it
+            found = [replace(launch, span=command.span) for launch in found]
+        out.extend(found)
     return out
+
+
+@dataclass(frozen=True)
+class _Array:
+    words: tuple[Word, ...]  # the elements we know, each where it is written
+    complete: bool  # False: grown on a path we cannot follow (``ARGS+=(...)`` inside an ``if``)
+
+
+_ARRAY_ALL_RE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\[@\]\}")
+
+
+def _assign_array(arrays: dict[str, _Array], array: ArrayAssignment, conditional: bool) -> None:
+    name = array.name.value
+    if conditional:
+        known = arrays.get(name)
+        # Set or grown on some paths only: what we knew stays, the rest is unknown words.
+        if array.append and known is not None:
+            arrays[name] = _Array(known.words, False)
+        else:
+            arrays.pop(name, None)
+        return
+    if array.append:
+        known = arrays.get(name)
+        if known is None:
+            arrays.pop(name, None)  # grows an array we do not know (set elsewhere, or not an array)
+            return
+        arrays[name] = _Array(known.words + array.words, known.complete)
+        return
+    arrays[name] = _Array(array.words, True)
+
+
+def _splice_arrays(words: Sequence[Word], arrays: dict[str, _Array]) -> Sequence[Word]:
+    """``"${ARGS[@]}"`` replaced by the array's elements, each with the span where it is written.
+
+    An array grown where we cannot follow keeps the original word after its known elements: a
+    word whose value is unknown, so rules that need the complete command stay silent.
+    """
+    if not arrays:
+        return words
+    out: list[Word] = []
+    changed = False
+    for word in words:
+        m = _ARRAY_ALL_RE.fullmatch(word.value)
+        array = arrays.get(m.group(1)) if m is not None and not word.token.exact else None
+        if array is None:
+            out.append(word)
+            continue
+        changed = True
+        out.extend(array.words)
+        if not array.complete:
+            out.append(word)
+    return out if changed else words
 
 
 def _assign(running: dict[str, EnvVar], var: EnvVar) -> None:

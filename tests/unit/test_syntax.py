@@ -1,0 +1,105 @@
+"""The one shell lexer and the one Dockerfile reader (kimi_lsp.syntax), and the import floor."""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import kimi_lsp.syntax
+from kimi_lsp.syntax.dockerfile import parse, read_from, substitute_args
+from kimi_lsp.syntax.shell import FlatSource, heredocs, lex
+from kimi_lsp.text import Span
+
+SYNTAX_DIR = Path(kimi_lsp.syntax.__file__).parent
+ABOVE = ("surfaces", "pins", "rules", "engine", "lsp", "cli", "knowledge", "config", "workspace")
+
+
+def _imports(path: Path) -> list[str]:
+    found: list[str] = []
+    for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            found.append(node.module)
+        elif isinstance(node, ast.Import):
+            found.extend(a.name for a in node.names)
+    return found
+
+
+def test_syntax_imports_nothing_above_it() -> None:
+    modules = sorted(SYNTAX_DIR.glob("*.py"))
+    assert {p.name for p in modules} >= {"__init__.py", "shell.py", "dockerfile.py"}
+    for path in modules:
+        for name in _imports(path):
+            parts = name.split(".")
+            if parts[0] != "kimi_lsp" or len(parts) < 2:
+                continue
+            assert parts[1] not in ABOVE, f"{path.name} imports {name}: syntax/ is the floor"
+
+
+def _words(text: str) -> list[list[str]]:
+    commands, problems = lex(FlatSource(text))
+    assert problems == []
+    return [[w.value for w in c.words] for c in commands if c.words]  # assignment-only lines dropped
+
+
+def test_heredoc_marks_any_delimiter_word() -> None:
+    text = 'cat <<END-RUN <<-"EOF" >out'
+    marks = heredocs(FlatSource(text, 100))
+    assert [(m.delimiter, m.strip_tabs, m.runner) for m in marks] == [("END-RUN", False, "cat"), ("EOF", True, "cat")]
+    assert marks[0].span == Span(104, 113) and marks[1].span == Span(114, 122)
+
+
+def test_heredoc_body_inside_quoted_command_substitution_is_text() -> None:
+    text = "X=\"$(cat <<'EOF'\nsee section 3 (of the runbook's\nEOF\n)\"\npython3 -m sglang.launch_server --tp 8\n"
+    assert _words(text) == [["python3", "-m", "sglang.launch_server", "--tp", "8"]]
+
+
+def test_comment_in_array_hides_its_apostrophe() -> None:
+    text = "A=(\n  --tp 8  # the model's own MTP layer\n)\necho done\n"
+    assert _words(text) == [["echo", "done"]]
+
+
+def test_arithmetic_shift_is_no_heredoc() -> None:
+    assert _words("X=$(( 1 << 2 ))\necho a\n") == [["echo", "a"]]
+
+
+def test_dockerfile_heredocs_and_which_run_as_script() -> None:
+    text = "FROM x\nRUN <<END-RUN python3 <<-PY\necho a\nEND-RUN\n\tprint(1)\n\tPY\nRUN echo b\n"
+    _, instructions, problems = parse(text)
+    assert problems == []
+    run = instructions[1]
+    assert [(b.delimiter, b.script, b.text) for b in run.heredocs] == [
+        ("END-RUN", True, "echo a\n"),
+        ("PY", False, "\tprint(1)\n"),
+    ]
+    assert [i.keyword for i in instructions] == ["FROM", "RUN", "RUN"]
+
+
+def test_dockerfile_unterminated_heredoc_is_a_problem() -> None:
+    text = "FROM x\nRUN <<EOF\necho a\n"
+    _, _, problems = parse(text)
+    assert [p.message for p in problems] == ["unterminated heredoc <<EOF"]
+    assert text[problems[0].span.start : problems[0].span.end] == "<<EOF"
+
+
+def test_from_line_platform_image_and_stage() -> None:
+    text = "ARG BASE=lmsysorg/sglang:v0.5.23\nFROM --platform=linux/amd64 ${BASE} AS serve\n"
+    escape, instructions, _ = parse(text)
+    line = read_from(instructions[1], escape)
+    assert line.name == "serve" and line.platform is not None and line.platform.value == "linux/amd64"
+    assert line.image is not None and text[line.image.span.start : line.image.span.end] == "${BASE}"
+    assert substitute_args(line.image.value, {}) is None
+
+
+def test_array_elements_keep_their_spans_and_paths_are_marked() -> None:
+    text = "A=(--tp 8  # it's\n  --dp 2)\nif x; then\n  A+=(--x)\nfi\nwhile r; do A+=(--y); done\ncase $m in k3) A+=(--z) ;; esac\nA+=(--w)\n"
+    commands, problems = lex(FlatSource(text))
+    assert problems == []
+    arrays = [(a.words, a.append, c.conditional) for c in commands for a in c.arrays]
+    assert [([w.value for w in ws], app, cond) for ws, app, cond in arrays] == [
+        (["--tp", "8", "--dp", "2"], False, False),
+        (["--x"], True, True),
+        (["--y"], True, True),
+        (["--z"], True, True),
+        (["--w"], True, False),
+    ]
+    first = arrays[0][0]
+    assert [text[w.token.span.start : w.token.span.end] for w in first] == ["--tp", "8", "--dp", "2"]
