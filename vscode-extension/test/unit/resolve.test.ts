@@ -88,7 +88,7 @@ test('kimi-lsp.path: an entry that exists but is too old is an error, not a sile
 });
 
 test('kimi-lsp.interpreter: started with -m kimi_lsp and checked with --version', async () => {
-  const f = fake({ run: { `/venv/bin/python ${M} --version`: ok('0.1.0') }, python: ['/other/python'] });
+  const f = fake({ run: { [`/venv/bin/python ${M} --version`]: ok('0.1.0') }, python: ['/other/python'] });
   const r = await resolveServer(options({ interpreter: ['/venv/bin/python'] }), f.deps);
   assert.ok(r.ok);
   assert.equal(r.server.source, 'interpreter');
@@ -100,7 +100,7 @@ test('kimi-lsp.interpreter without kimi-lsp installed: an error with the install
   const f = fake({
     files: ['/usr/bin/kimi-lsp'],
     path: ['/usr/bin'],
-    run: { `/venv/bin/python ${M} --version`: noModule, '/usr/bin/kimi-lsp --version': ok() },
+    run: { [`/venv/bin/python ${M} --version`]: noModule, '/usr/bin/kimi-lsp --version': ok() },
   });
   const r = await resolveServer(options({ interpreter: ['/venv/bin/python'] }), f.deps);
   assert.ok(!r.ok);
@@ -120,7 +120,7 @@ test('the Python extension environment is used when nothing is configured', asyn
     files: ['/usr/bin/kimi-lsp'],
     path: ['/usr/bin'],
     python: ['/proj/.venv/bin/python'],
-    run: { `/proj/.venv/bin/python ${M} --version`: ok('0.2.0'), '/usr/bin/kimi-lsp --version': ok() },
+    run: { [`/proj/.venv/bin/python ${M} --version`]: ok('0.2.0'), '/usr/bin/kimi-lsp --version': ok() },
   });
   const r = await resolveServer(options(), f.deps);
   assert.ok(r.ok);
@@ -133,7 +133,7 @@ test('the Python extension environment without kimi-lsp falls through to PATH', 
     files: ['/home/me/.local/bin/kimi-lsp'],
     path: ['/usr/bin', '/home/me/.local/bin'],
     python: ['/proj/.venv/bin/python'],
-    run: { `/proj/.venv/bin/python ${M} --version`: noModule, '/home/me/.local/bin/kimi-lsp --version': ok() },
+    run: { [`/proj/.venv/bin/python ${M} --version`]: noModule, '/home/me/.local/bin/kimi-lsp --version': ok() },
   });
   const r = await resolveServer(options(), f.deps);
   assert.ok(r.ok);
@@ -147,7 +147,7 @@ test('an untrusted workspace never runs its own Python environment', async () =>
     files: ['/usr/bin/kimi-lsp'],
     path: ['/usr/bin'],
     python: ['/proj/.venv/bin/python'],
-    run: { `/proj/.venv/bin/python ${M} --version`: ok(), '/usr/bin/kimi-lsp --version': ok() },
+    run: { [`/proj/.venv/bin/python ${M} --version`]: ok(), '/usr/bin/kimi-lsp --version': ok() },
   });
   const r = await resolveServer(options({}, { trusted: false }), f.deps);
   assert.ok(r.ok);
@@ -172,7 +172,7 @@ test('nothing found: a clear error with the install command', async () => {
 });
 
 test('nothing found with a Python environment selected: both install commands are offered', async () => {
-  const f = fake({ python: ['/proj/.venv/bin/python'], run: { `/proj/.venv/bin/python ${M} --version`: noModule } });
+  const f = fake({ python: ['/proj/.venv/bin/python'], run: { [`/proj/.venv/bin/python ${M} --version`]: noModule } });
   const r = await resolveServer(options(), f.deps);
   assert.ok(!r.ok);
   assert.match(r.message, /`\/proj\/\.venv\/bin\/python -m pip install kimi-lsp` \(into the selected Python environment\) or `pip install kimi-lsp`/);
