@@ -99,7 +99,62 @@ def unknown(why: str, source_kind: str = "none", source_text: str = "", location
 def resolve_release(cmd: LaunchCommand, governing: Governing | None, workspace: Workspace, settings: Settings) -> ReleaseResolution:
     """The release of ``cmd`` from the setting, its image, its own pip lines, then the nearest
     project's lock and manifests (module docstring). ``governing`` may be None when the caller
-    has not discovered pins (then only the setting and the image count)."""
+    has not discovered pins (then only the setting and the image count). A repository that ships
+    patches to sglang's server arguments runs a release no schema describes: unknown, and no
+    schema speaks for it (unless the setting or an official image says what runs)."""
+    res = _resolve_release(cmd, governing, workspace, settings)
+    if res.source_kind in ("setting", "image", "fork"):
+        return res
+    patch = sglang_args_patch(cmd.path, workspace)
+    if patch is None:
+        return res
+    base = f"sglang {res.version}" if res.version else "sglang"
+    return unknown(f"the repository patches {base}'s server arguments ({patch}), which may add any argument",
+                   "patch", "", None, candidates=())
+
+
+# Where repositories keep the patches they apply to their dependencies.
+_PATCH_DIRS = ("patches", "patch")
+_PATCH_SUFFIXES = (".patch", ".diff")
+_ARGS_FILE = re.compile(r"(?m)^\+\+\+ [^\n]*sglang/srt/server_args\.py")
+_PATCH_SCAN_LIMIT = 2000  # directory entries looked at, at most (a patches tree, not a repository)
+
+
+def sglang_args_patch(launch: Path, workspace: Workspace) -> str | None:
+    """The first patch under the repository's ``patches/`` that changes sglang's
+    ``srt/server_args.py``, relative to the repository root; None when there is none. Every
+    directory listed and every patch read is a dependency of the result (the cache sees them)."""
+    from kimi_lsp.workspace import SourceText, probed, touched
+
+    root = workspace.repo_root(launch.parent, None)
+    if root is None:
+        return None
+    seen = 0
+    for name in _PATCH_DIRS:
+        top = root / name
+        probed(top)
+        stack = [str(top)]
+        while stack:
+            d = stack.pop()
+            try:
+                entries = sorted(os.scandir(d), key=lambda e: e.name)
+            except OSError:
+                continue
+            touched(d)
+            for e in entries:
+                seen += 1
+                if seen > _PATCH_SCAN_LIMIT:
+                    return None
+                if e.is_dir(follow_symlinks=False):
+                    stack.append(e.path)
+                elif e.name.endswith(_PATCH_SUFFIXES) and e.is_file(follow_symlinks=False):
+                    src = workspace.read(Path(e.path))
+                    if isinstance(src, SourceText) and _ARGS_FILE.search(src.text):
+                        return Path(e.path).relative_to(root).as_posix()
+    return None
+
+
+def _resolve_release(cmd: LaunchCommand, governing: Governing | None, workspace: Workspace, settings: Settings) -> ReleaseResolution:
     from kimi_lsp.surfaces.model import Surface
 
     if settings.sglang_version:

@@ -372,3 +372,19 @@ def test_a_deprecation_is_not_reported_for_an_unknown_release(tmp_path: Path) ->
     assert _lint(tmp_path, "run.sh") == []
     (tmp_path / "requirements.txt").write_text(f"sglang=={NEWEST}\n")
     assert [d.code for d in _lint(tmp_path, "run.sh")] == ["KL204"]
+
+
+def test_a_repository_patching_sglangs_arguments_is_not_judged_by_the_release(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "trainer"\nversion = "1"\ndependencies = ["sglang==0.5.14"]\n')
+    (tmp_path / "run.sh").write_text("python -m sglang.launch_server --model-path m --enable-spec-capture\n")
+    assert [d.code for d in _lint(tmp_path, "run.sh")] == ["KL201"]  # 0.5.14 has no such flag
+    (tmp_path / "patches" / "sglang" / "v0.5.14").mkdir(parents=True)
+    (tmp_path / "patches" / "sglang" / "v0.5.14" / "capture.patch").write_text(
+        "diff --git a/python/sglang/srt/server_args.py b/python/sglang/srt/server_args.py\n"
+        "--- a/python/sglang/srt/server_args.py\n+++ b/python/sglang/srt/server_args.py\n"
+        "@@ -1,1 +1,2 @@\n+    enable_spec_capture: bool = False\n")
+    assert _lint(tmp_path, "run.sh") == []
+    # a patch to another file of sglang changes no argument
+    (tmp_path / "patches" / "sglang" / "v0.5.14" / "capture.patch").write_text(
+        "--- a/python/sglang/srt/managers/scheduler.py\n+++ b/python/sglang/srt/managers/scheduler.py\n")
+    assert [d.code for d in _lint(tmp_path, "run.sh")] == ["KL201"]
