@@ -10,6 +10,13 @@ Three shapes are recognised anywhere in any document:
 * any string scalar that runs a launch, lexed as a shell script with positions mapped through
   the scalar's quoting and indentation (GitHub Actions ``run: |``, SkyPilot ``run:``, GitLab
   ``script:`` items, a ConfigMap holding a script);
+* a launch is whole or it is nothing: a bare entry point with no words after it (a
+  ``server_command:`` prefix, an operator resource's ``command`` whose ``args`` live in another
+  subtree) is not read as a launch missing everything; ``command`` and ``args`` join only within
+  one container (the Kubernetes rule);
+* the container's (or compose service's) ``image:`` is the launch's release evidence, kept as
+  written; in templated YAML, words from template actions are unknown values, a rendered block
+  inside ``args`` is one unknown word, and a condition around visible words makes a doubt;
 * environment from ``env`` (Kubernetes ``[{name, value}]`` lists and GitHub maps),
   ``environment`` (compose, list or map), ``envs`` (SkyPilot), ``variables`` (GitLab), applied
   to launches found below them.
