@@ -281,3 +281,16 @@ def test_fix_leaves_guessed_and_unrelated_yaml_alone(tmp_path: Path, monkeypatch
     capsys.readouterr()
     assert rc == 0  # a warning only
     assert all(f.read_text() == text for f, text in files.items())
+
+
+def test_operator_resource_launch_ends_in_an_unknown_word() -> None:
+    cr = "apiVersion: ome.io/v1beta1\nkind: ClusterServingRuntime\nspec:\n  containers:\n" \
+        "    - command: [python3, -m, sglang.launch_server, --port, '80']\n"
+    (launch,) = read(cr).launches
+    *written, added = launch.argv
+    assert [t.value for t in written] == ["--port", "80"]
+    assert not added.exact and "$" in added.value and added.span == Span(launch.span.end, launch.span.end)
+    # a core workload runs its container exactly as written
+    pod = cr.replace("ome.io/v1beta1", "v1").replace("ClusterServingRuntime", "Pod")
+    (launch,) = read(pod).launches
+    assert [t.value for t in launch.argv] == ["--port", "80"]
