@@ -262,3 +262,36 @@ def test_template_masking_is_linear(text: str) -> None:
     masked = mask_templates(text)
     assert len(masked.text) == len(text)
     assert time.monotonic() - start < 5  # unclosed openers or one long line: no quadratic scan
+
+
+def test_fix_leaves_guessed_and_unrelated_yaml_alone(tmp_path: Path, monkeypatch, capsys) -> None:
+    """The Helm values file once got a *safe* KL205 fix that ``--fix`` applied; a guessed config
+    gets only unsafe fixes, which ``--fix`` does not apply either."""
+    from kimi_lsp.cli.main import main
+
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "ci").mkdir()
+    files = {
+        tmp_path / "ci" / "values.yaml": "host: 0.0.0.0\nport: 80\nimage: x\nconfig: c\nlog_level: debug\n",
+        tmp_path / "serve.yaml": "model-path: Qwen/Qwen3-8B\ndecode-attn-backend: flashinfer\n",
+    }
+    for f, text in files.items():
+        f.write_text(text)
+    monkeypatch.chdir(tmp_path)
+    rc = main(["--check", "--fix", "--no-cache", "."])
+    capsys.readouterr()
+    assert rc == 0  # a warning only
+    assert all(f.read_text() == text for f, text in files.items())
+
+
+def test_operator_resource_launch_ends_in_an_unknown_word() -> None:
+    cr = "apiVersion: ome.io/v1beta1\nkind: ClusterServingRuntime\nspec:\n  containers:\n" \
+        "    - command: [python3, -m, sglang.launch_server, --port, '80']\n"
+    (launch,) = read(cr).launches
+    *written, added = launch.argv
+    assert [t.value for t in written] == ["--port", "80"]
+    assert not added.exact and "$" in added.value and added.span == Span(launch.span.end, launch.span.end)
+    # a core workload runs its container exactly as written
+    pod = cr.replace("ome.io/v1beta1", "v1").replace("ClusterServingRuntime", "Pod")
+    (launch,) = read(pod).launches
+    assert [t.value for t in launch.argv] == ["--port", "80"]

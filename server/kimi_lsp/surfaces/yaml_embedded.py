@@ -10,6 +10,13 @@ Three shapes are recognised anywhere in any document:
 * any string scalar that runs a launch, lexed as a shell script with positions mapped through
   the scalar's quoting and indentation (GitHub Actions ``run: |``, SkyPilot ``run:``, GitLab
   ``script:`` items, a ConfigMap holding a script);
+* a launch is whole or it is nothing: a bare entry point with no words after it (a
+  ``server_command:`` prefix, an operator resource's ``command`` whose ``args`` live in another
+  subtree) is not read as a launch missing everything; ``command`` and ``args`` join only within
+  one container (the Kubernetes rule);
+* the container's (or compose service's) ``image:`` is the launch's release evidence, kept as
+  written; in templated YAML, words from template actions are unknown values, a rendered block
+  inside ``args`` is one unknown word, and a condition around visible words makes a doubt;
 * environment from ``env`` (Kubernetes ``[{name, value}]`` lists and GitHub maps),
   ``environment`` (compose, list or map), ``envs`` (SkyPilot), ``variables`` (GitLab), applied
   to launches found below them.
@@ -269,7 +276,11 @@ def read_embedded(
     written = text if written is None else written
     walker = _Walker(YamlText(text), ctx, written, masked)
     for doc in loaded.docs:
+        start = len(walker.launches)
         walker.walk(doc, ())
+        owner = _operator_kind(doc) if surface is Surface.KUBERNETES else None
+        if owner is not None:
+            walker.launches[start:] = [_operator_words(c, owner) for c in walker.launches[start:]]
     # A templated file that does not parse says nothing: the template engine, not YAML, decides.
     yaml_problems = () if masked is not None else tuple(SyntaxProblem(p.message, p.span) for p in loaded.problems)
     problems = yaml_problems + tuple(ctx.problems)
@@ -282,3 +293,29 @@ def read_embedded(
         problems=problems,
         is_launch_file=bool(launches) or (bool(problems) and mentions_sglang(text)),
     )
+
+
+# API groups whose containers run exactly as written (core workloads, LeaderWorkerSet, Argo, Ray,
+# Knative). Any other kind is an operator's custom resource: the operator builds the pod and may
+# add arguments of its own (KServe/OME serving runtimes, llmaz BackendRuntime, RoleBasedGroup).
+_AS_WRITTEN_GROUPS = frozenset({"", "apps", "batch", "leaderworkerset.x-k8s.io", "argoproj.io", "ray.io", "serving.knative.dev"})
+
+
+def _operator_kind(doc: Node) -> str | None:
+    """The kind of a custom resource whose operator assembles the command line, else None."""
+    if not isinstance(doc, MappingNode):
+        return None
+    fields = {k.value: v for k, v in doc.value if isinstance(k, ScalarNode)}
+    api, kind = fields.get("apiVersion"), fields.get("kind")
+    if not isinstance(api, ScalarNode) or not isinstance(kind, ScalarNode):
+        return None
+    group = api.value.rpartition("/")[0] if "/" in api.value else ""
+    return None if group in _AS_WRITTEN_GROUPS else str(kind.value)
+
+
+def _operator_words(cmd: LaunchCommand, kind: str) -> LaunchCommand:
+    """The launch with one unknown word at its end: what the operator adds. Rules then judge the
+    written words but never call anything "missing" (as for ``"$@"`` in a script)."""
+    end = cmd.span.end
+    word = Token(f"${{{kind}_OPERATOR_ARGS}}", Span(end, end), exact=False)
+    return replace(cmd, argv=cmd.argv + (word,))

@@ -11,6 +11,10 @@ What the marks do not give, this module adds:
 * ``scalar_source``: the scalar's value with the file span of every character, so a shell script
   in a block scalar (``run: |``) can be lexed with exact positions.
 
+Templated YAML (Helm/Go templates, Jinja): ``template_actions`` finds ``{{ }}``/``{% %}``/``{# #}``
+and ``mask_templates`` masks them with every offset kept, so the documents inside compose and
+their launches keep exact positions (see ``Masked`` for what each action becomes).
+
 Safety: PyYAML's composers recurse per nesting level (libyaml's Cython composer crashes the
 process on very deep input), so documents are composed here from parser events with an explicit
 stack that stops at ``MAX_DEPTH``; libyaml's parser itself keeps no recursion and is used when
