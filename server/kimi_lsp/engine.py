@@ -380,9 +380,7 @@ class Engine:
         return cfg, diags
 
     def _inside_repository(self, cmd: LaunchCommand, path: Path) -> bool:
-        root = self.workspace.repo_root(cmd.path.parent, None) or self.workspace.root
-        if root is None:
-            root = cmd.path.parent
+        root = self.workspace.repo_root(cmd.path.parent, self.workspace.root)  # no .git: the workspace
         try:
             path.relative_to(self._resolve(Path(root)))
         except ValueError:

@@ -126,7 +126,7 @@ def sglang_args_patch(launch: Path, workspace: Workspace) -> str | None:
     directory listed and every patch read is a dependency of the result (the cache sees them)."""
     from kimi_lsp.workspace import SourceText, probed, touched
 
-    root = workspace.repo_root(launch.parent, None)
+    root = workspace.repo_root(launch.parent, workspace.root)
     if root is None:
         return None
     seen = 0
@@ -192,7 +192,7 @@ _FORK_MARKERS = ("python/sglang/srt/server_args.py", "sglang/srt/server_args.py"
 def own_sglang_source(launch: Path, workspace: Workspace) -> str | None:
     """The path of sglang's ``server_args.py`` inside the launch's repository, when the repository
     is sglang itself or a fork of it: its launches run that code, not a released schema."""
-    root = workspace.repo_root(launch.parent, None)
+    root = workspace.repo_root(launch.parent, workspace.root)
     if root is None:
         return None
     for rel in _FORK_MARKERS:
