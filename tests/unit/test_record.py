@@ -115,3 +115,46 @@ def test_module_never_imports_dataclasses_at_runtime() -> None:
     source = open(_record.__file__, encoding="utf-8").read()
     assert "from dataclasses import" in source  # only under TYPE_CHECKING
     assert _record.dataclass is not dataclasses.dataclass
+
+
+def test_generated_methods_are_compiled_once_and_kept_like_bytecode(tmp_path, monkeypatch) -> None:
+    """The code objects of generated methods are cached by their source (a changed class is a new
+    key, so nothing stale is ever used); a missing or corrupt cache file only means compiling."""
+    from kimi_lsp import _record
+
+    path = tmp_path / "__pycache__" / "methods.marshal"
+    monkeypatch.setattr(_record, "_CODE_FILE", str(path))
+    monkeypatch.setattr(_record, "_codes", None)
+
+    @_record.dataclass(frozen=True, slots=True)
+    class P:
+        x: int
+        y: int = 2
+
+    _record._save_codes()
+    assert path.exists()
+    monkeypatch.setattr(_record, "_codes", None)
+    compiled: list[str] = []
+    real_compile = compile
+    monkeypatch.setattr("builtins.compile", lambda src, *a: compiled.append(src) or real_compile(src, *a))
+
+    @_record.dataclass(frozen=True, slots=True)
+    class Q:  # same fields: the same generated source, found in the file
+        x: int
+        y: int = 2
+
+    assert compiled == [] and Q(1) == Q(1, 2) and Q(1) != Q(3)
+
+    @_record.dataclass(frozen=True)
+    class R:  # another shape: compiled
+        z: str
+
+    assert len(compiled) == 1 and R("a").z == "a"
+    path.write_bytes(b"\x00not marshal")
+    monkeypatch.setattr(_record, "_codes", None)
+
+    @_record.dataclass
+    class S:
+        w: int
+
+    assert S(1).w == 1  # a corrupt file is ignored
