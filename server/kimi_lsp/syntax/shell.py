@@ -415,6 +415,21 @@ class _Lexer:
     def _keep(self, i: int, j: int, w: _RawWord) -> None:
         w.keep(self.s, i, j)
 
+    def _substitution(self, i: int, w: _RawWord) -> int:
+        """A ``$…`` expansion or a backquoted command substitution at ``i``, kept whole in ``w``
+        (its value is not known until run time); the index after it, or ``i`` when there is none."""
+        c = self.s[i]
+        if c == "$":
+            e = self._expansion(i)
+        elif c == "`" and self.escape != "`":
+            e = self._backtick(i)
+        else:
+            return i
+        if e > i:
+            self._keep(i, e, w)
+            w.exact = False
+        return e
+
     # -- words ---------------------------------------------------------------------------------
     def _dquote(self, i: int, w: _RawWord) -> int:
         s, n = self.s, self.n
@@ -434,17 +449,8 @@ class _Lexer:
                     w.exact = False
                     j += 2
                     continue
-            if c == "$":
-                e = self._expansion(j)
-                if e > j:
-                    self._keep(j, e, w)
-                    w.exact = False
-                    j = e
-                    continue
-            if c == "`" and self.escape != "`":
-                e = self._backtick(j)
-                self._keep(j, e, w)
-                w.exact = False
+            e = self._substitution(j, w)
+            if e > j:
                 j = e
                 continue
             m = _DQ_RUN.match(s, j)
@@ -541,16 +547,8 @@ class _Lexer:
                     w.exact = False
                     i = self._dquote(i + 1, w)
                     continue
-                e = self._expansion(i)
-                if e > i:
-                    self._keep(i, e, w)
-                    w.exact = False
-                    i = e
-                    continue
-            if c == "`" and self.escape != "`":
-                e = self._backtick(i)
-                self._keep(i, e, w)
-                w.exact = False
+            e = self._substitution(i, w)
+            if e > i:
                 i = e
                 continue
             w.keep(s, i, i + 1)
