@@ -23,7 +23,7 @@ FLOORS: dict[int, tuple[str, ...]] = {
     3: ("syntax", "suppression", "walk"),
     4: ("knowledge", "surfaces"),
     5: ("pins", "launch", "cache"),
-    6: ("config", "fixes"),
+    6: ("config", "settings_schema", "fixes"),
     7: ("rules", "release"),
     8: ("engine", "catalogue"),
     9: ("batch", "verify"),
