@@ -16,7 +16,7 @@ Decided once, for every consumer:
 Kept per source, because the source's syntax differs: an editor may write a code list as one
 string ("KL1, KL2"), a TOML file may not (a string there is most likely a mistyped list).
 
-This module sits on the floor of ``config`` but imports nothing from kimi_lsp above ``_record``:
+This module sits on floor 2 (below ``config``, which reads it) and imports only ``_record``:
 the rule registry comes in as ``known`` (the caller loads it lazily).
 """
 from __future__ import annotations

@@ -19,11 +19,11 @@ PACKAGE = Path(__file__).resolve().parents[2] / "server" / "kimi_lsp"
 FLOORS: dict[int, tuple[str, ...]] = {
     0: ("kimi_lsp", "_record", "_toml"),  # the package root holds only __version__
     1: ("text",),
-    2: ("diagnostics", "workspace"),
+    2: ("diagnostics", "workspace", "settings_schema"),
     3: ("syntax", "suppression", "walk"),
     4: ("knowledge", "surfaces"),
     5: ("pins", "launch", "cache"),
-    6: ("config", "settings_schema", "fixes"),
+    6: ("config", "fixes"),
     7: ("rules", "release"),
     8: ("engine", "catalogue"),
     9: ("batch", "verify"),
