@@ -66,6 +66,7 @@ class Setting:
     default: str | None = None  # for choice settings
     scope: str = "resource"
     editor_doc: str = ""  # the extension's description, when it says more than ``doc``
+    markdown: bool = True  # the extension's description is Markdown (VS Code renders `code`)
 
     @property
     def attr(self) -> str:
@@ -81,7 +82,7 @@ SETTINGS: tuple[Setting, ...] = (
             "the Python extension's active environment is used, and then `kimi-lsp` on `PATH`.", project=False),
     Setting("args", "client", "Extra arguments appended to `kimi-lsp serve`, e.g. `[\"--log-level\", \"DEBUG\"]`.", project=False),
     Setting("trace.server", "client", "Traces the messages between VS Code and the kimi-lsp server (shown in the kimi-lsp output channel).",
-            project=False, choices=("off", "messages", "verbose"), default="off", scope="window"),
+            project=False, choices=("off", "messages", "verbose"), default="off", scope="window", markdown=False),
     Setting("select", "codes", "codes or prefixes to report (default: all)",
             editor_doc="Rule codes or prefixes to report, like `select` in `[tool.kimi-lsp]`. Empty: use the project's setting (all rules by default)."),
     Setting("ignore", "codes", "codes or prefixes never to report",
