@@ -3,7 +3,8 @@
 The keys are those of ``[tool.kimi-lsp]`` (``sglang-version``; camelCase ``sglangVersion`` is
 accepted too, as VS Code settings are written that way). The project's configuration file wins
 unless ``configurationPreference`` is ``"editor"`` (ruff's ``filesystemFirst`` default). Invalid
-values are reported and left out; the rest still applies (jedi-language-server).
+values are reported and left out; the rest still applies (jedi-language-server). Keys, types
+and messages come from ``kimi_lsp.settings_schema``, which ``[tool.kimi-lsp]`` is read by too.
 """
 
 from __future__ import annotations
