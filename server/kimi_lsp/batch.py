@@ -66,8 +66,8 @@ def lint_serial(files: Sequence[Path], root: Path, overrides: dict) -> tuple[lis
 
 
 def lint_with(engine: Engine, files: Iterable[Path]) -> list[Diagnostic]:
-    """``cli/check.py``'s ``lint_all``: lint in order, keep the first of equal diagnostics, sort."""
-    return _merge(engine.lint_file(f).diagnostics for f in files)
+    """Lint in order, keep the first of equal diagnostics, sort (``Engine.lint_files``)."""
+    return engine.lint_files(files)
 
 
 # -- parallel ------------------------------------------------------------------------------------
@@ -135,7 +135,9 @@ def _lint_parallel(
             results[j] = _FileOut(tuple(engine.lint_file(files[j]).diagnostics), True, True)
         errors.extend(engine.errors)
     # a re-linted file may repeat its worker's error message: keep each message once, in order
-    return _merge(results[j].diagnostics for j in range(len(files))), list(dict.fromkeys(errors))
+    from kimi_lsp.engine import merged
+
+    return merged(results[j].diagnostics for j in range(len(files))), list(dict.fromkeys(errors))
 
 
 class _FileOut:
@@ -218,21 +220,6 @@ def _resolved(path: Path) -> Path:
         return Path(path).resolve()
     except (RuntimeError, OSError):
         return Path(os.path.abspath(path))
-
-
-def _merge(per_file: Iterable[Iterable[Diagnostic]]) -> list[Diagnostic]:
-    from kimi_lsp.diagnostics import Diagnostic
-
-    diags: list[Diagnostic] = []
-    seen: set[tuple] = set()
-    for ds in per_file:
-        for d in ds:
-            key = (d.path, d.location.span, d.code, d.message)
-            if key not in seen:
-                seen.add(key)
-                diags.append(d)
-    diags.sort(key=Diagnostic.sort_key)
-    return diags
 
 
 def project_key(path: Path, cache: dict[str, str]) -> Path:

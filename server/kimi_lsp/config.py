@@ -11,29 +11,15 @@ import os
 import re
 from pathlib import Path
 
+from kimi_lsp import settings_schema as schema
 from kimi_lsp._record import dataclass, field, replace
 from kimi_lsp._toml import tomllib
 from kimi_lsp.diagnostics import Severity
 from kimi_lsp.text import Span
 from kimi_lsp.workspace import SourceText, Workspace, touched
 
-_CODE_PREFIX = re.compile(r"^KL\d{0,3}$")
-KNOWN_KEYS = {
-    "select": "codes or prefixes to report (default: all)",
-    "ignore": "codes or prefixes never to report",
-    "extend-select": "codes added to `select`",
-    "per-file-ignores": "glob -> codes ignored in matching files",
-    "severity": "code -> error|warning|info",
-    "sglang-version": "sglang release whose argument schema applies (default: the pinned one, else the newest)",
-    "target-gpu": "the GPU the launches run on (e.g. b200, h200, sm100, sm90)",
-    "flashinfer-pin": "file that pins flashinfer-python when discovery cannot find it",
-    "flashinfer-target": "version the flashinfer bump fix moves to",
-    "exclude": "globs of paths not to lint",
-}
-GPU_SM = {
-    "b200": 100, "b300": 103, "gb200": 100, "gb300": 103, "h100": 90, "h200": 90, "h20": 90, "h800": 90,
-    "a100": 80, "a800": 80, "l40s": 89, "l40": 89, "rtx5090": 120, "rtx pro 6000": 120,
-}
+KNOWN_KEYS = schema.PROJECT_KEYS
+GPU_SM = schema.GPU_SM
 
 
 # Codes no setting can turn off or downgrade: KL002 says the settings themselves are wrong.
@@ -41,13 +27,8 @@ ALWAYS_ON = frozenset({"KL002"})
 
 
 def selector_problem(code: object) -> str | None:
-    """Why ``code`` is not a rule code or prefix that selects at least one rule; None when it is.
-    (``KL10l``, ``KL101 KL329``, ``""`` and ``KL999`` all select nothing: a typo, never a filter.)"""
-    if not isinstance(code, str) or not _CODE_PREFIX.match(code):
-        return f"not a rule code or prefix: {code!r}"
-    if not any(c.startswith(code) for c in known_codes()):
-        return f"no rule code starts with {code!r}"
-    return None
+    """Why ``code`` is not a rule code or prefix that selects at least one rule; None when it is."""
+    return schema.selector_problem(code, known_codes())
 
 
 def known_codes() -> tuple[str, ...]:
@@ -56,20 +37,8 @@ def known_codes() -> tuple[str, ...]:
     return tuple(r.code for r in ALL_RULES)
 
 
-def gpu_problem(name: str) -> str | None:
-    if Settings(target_gpu=name).target_sm is None:
-        return f"unknown GPU {name!r} (use a name like b200/h200 or sm100/sm90)"
-    return None
-
-
-def version_problem(text: str) -> str | None:
-    from packaging.version import InvalidVersion, Version
-
-    try:
-        Version(text)
-    except InvalidVersion:
-        return f"not a version: {text!r}"
-    return None
+gpu_problem = schema.gpu_problem
+version_problem = schema.version_problem
 
 
 @dataclass(frozen=True)
@@ -122,13 +91,7 @@ class Settings:
 
     @property
     def target_sm(self) -> int | None:
-        if not self.target_gpu:
-            return None
-        g = self.target_gpu.lower().strip()
-        m = re.fullmatch(r"sm_?(\d+)", g)
-        if m:
-            return int(m.group(1))
-        return GPU_SM.get(g)
+        return schema.target_sm(self.target_gpu)
 
     def _rel(self, path: Path) -> str:
         base = self.base or Path.cwd()
@@ -206,107 +169,26 @@ def parse_settings(src: SourceText) -> Settings:
     def bad(key: str, msg: str) -> None:
         problems.append(ConfigProblem(path, where(key), f"invalid kimi-lsp setting `{key}`: {msg}"))
 
-    def codes(key: str) -> tuple[str, ...] | None:
-        """The selectors under ``key``; None when any is invalid (the caller then keeps the
-        wider default: a typo never narrows the rule set)."""
-        v = table.get(key, [])
-        if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
-            bad(key, "expected a list of rule codes like [\"KL101\", \"KL2\"]")
-            return None
-        wrong = [x for x in v if selector_problem(x) is not None]
-        if wrong:
-            bad(key, "; ".join(str(selector_problem(x)) for x in wrong))
-            if key != "ignore":
-                return None
-            return tuple(x for x in v if selector_problem(x) is None)  # ignoring less is safe
-        return tuple(v)
-
+    known = known_codes()
     kw: dict[str, object] = {}
     for key in table:
         if key not in KNOWN_KEYS:
             problems.append(ConfigProblem(path, where(key), f"unknown kimi-lsp setting `{key}` (known: {', '.join(sorted(KNOWN_KEYS))})"))
-    if "select" in table:
-        sel = codes("select")
-        if sel is not None:
-            if not sel:
-                bad("select", "selects no rule (remove it to report every rule)")
-            else:
-                kw["select"] = sel
-    if "extend-select" in table:
-        ext = codes("extend-select")
-        if ext is not None:
-            kw["select"] = tuple(kw.get("select", ("KL",))) + ext  # type: ignore[operator]
-    if "ignore" in table:
-        ign = codes("ignore")
-        if ign is not None:
-            kw["ignore"] = ign
-    if "per-file-ignores" in table:
-        pfi = table["per-file-ignores"]
-        if not isinstance(pfi, dict):
-            bad("per-file-ignores", "expected a table of glob = [codes]")
-        else:
-            items = []
-            for g, cs in pfi.items():
-                if not isinstance(cs, list) or not all(isinstance(c, str) and selector_problem(c) is None for c in cs):
-                    bad("per-file-ignores", f"`{g}` must map to a list of rule codes")
-                    continue
-                items.append((str(g), tuple(cs)))
-            kw["per_file_ignores"] = tuple(items)
-    if "severity" in table:
-        sev = table["severity"]
-        if not isinstance(sev, dict):
-            bad("severity", "expected a table of CODE = \"error\"|\"warning\"|\"info\"")
-        else:
-            items2 = []
-            for c, v in sev.items():
-                if not _CODE_PREFIX.match(str(c)) or v not in ("error", "warning", "info"):
-                    bad("severity", f"`{c} = {v!r}`: expected CODE = \"error\"|\"warning\"|\"info\"")
-                    continue
-                items2.append((str(c), Severity(v)))
-            kw["severity"] = tuple(items2)
-    for key, attr in (("sglang-version", "sglang_version"), ("target-gpu", "target_gpu"), ("flashinfer-target", "flashinfer_target")):
-        if key in table:
-            v = table[key]
-            if not isinstance(v, str) or not v.strip():
-                bad(key, "expected a non-empty string")
-            else:
-                kw[attr] = v.strip()
-    if "sglang_version" in kw:
-        from packaging.version import InvalidVersion, Version
-
+            continue
+        got = schema.check(schema.BY_KEY[key], table[key], known)
+        for msg in got.problems:
+            bad(key, msg)
+        if got.value is not None:
+            kw[schema.BY_KEY[key].attr] = got.value
+    if "extend_select" in kw:
+        kw["select"] = tuple(kw.get("select", ("KL",))) + tuple(kw.pop("extend_select"))  # type: ignore[arg-type]
+    if "severity" in kw:
+        kw["severity"] = tuple((c, Severity(v)) for c, v in kw["severity"])  # type: ignore[attr-defined]
+    if "flashinfer_pin" in kw:
+        lexical = Path(os.path.normpath(path.parent / str(kw["flashinfer_pin"])))
+        touched(lexical)  # the link itself is a dependency: re-pointing it changes the answer
         try:
-            Version(str(kw["sglang_version"]))
-        except InvalidVersion:
-            bad("sglang-version", f"not a version: {kw['sglang_version']!r}")
-            kw.pop("sglang_version")
-    if "flashinfer-target" in table and "flashinfer_target" in kw:
-        from packaging.version import InvalidVersion, Version
-
-        try:
-            Version(str(kw["flashinfer_target"]))
-        except InvalidVersion:
-            bad("flashinfer-target", f"not a version: {kw['flashinfer_target']!r}")
-            kw.pop("flashinfer_target")
-    if "target-gpu" in table and "target_gpu" in kw:
-        probe = Settings(target_gpu=str(kw["target_gpu"]))
-        if probe.target_sm is None:
-            bad("target-gpu", f"unknown GPU {kw['target_gpu']!r} (use a name like b200/h200 or sm100/sm90)")
-            kw.pop("target_gpu")
-    if "flashinfer-pin" in table:
-        v = table["flashinfer-pin"]
-        if not isinstance(v, str):
-            bad("flashinfer-pin", "expected a path relative to the configuration file")
-        else:
-            lexical = Path(os.path.normpath(path.parent / v))
-            touched(lexical)  # the link itself is a dependency: re-pointing it changes the answer
-            try:
-                kw["flashinfer_pin"] = lexical.resolve()
-            except (OSError, RuntimeError):  # a link loop: read as written, reported unreadable
-                kw["flashinfer_pin"] = lexical
-    if "exclude" in table:
-        v = table["exclude"]
-        if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
-            bad("exclude", "expected a list of globs")
-        else:
-            kw["exclude"] = tuple(v)
+            kw["flashinfer_pin"] = lexical.resolve()
+        except (OSError, RuntimeError):  # a link loop: read as written, reported unreadable
+            kw["flashinfer_pin"] = lexical
     return Settings(source=path, base=path.parent, problems=tuple(problems), **kw)  # type: ignore[arg-type]

@@ -407,15 +407,14 @@ class Engine:
         # the text is unreadable, so the position is the file's start; the reason names the byte
         return self._engine_diag("KL001", Location(f.path, Span(0, 0)), f"cannot read launch file: {f.reason}")
 
+    def lint_files(self, files: Iterable[Path]) -> list[Diagnostic]:
+        """Lint ``files`` in order and merge: what the CLI and ``batch`` report."""
+        return merged(self.lint_file(f).diagnostics for f in files)
+
     def _finish(self, path: Path, src: SourceText | None, diags: list[Diagnostic], default: Settings) -> list[Diagnostic]:
         """Settings (select/ignore/severity) and suppressions, per file a diagnostic sits in."""
         by_file: dict[Path, list[Diagnostic]] = {}
-        seen: set[tuple] = set()
-        for d in diags:
-            key = (d.location.path, d.location.span, d.code, d.message)
-            if key in seen:
-                continue
-            seen.add(key)
+        for d in merged([diags]):
             by_file.setdefault(d.location.path, []).append(d)
         out: list[Diagnostic] = []
         for fpath, ds in by_file.items():
@@ -461,6 +460,26 @@ class Engine:
             d = self._engine_diag("KL901", Location(src.path, dv.span), msg)
             out.append(Diagnostic(d.code, d.message, d.location, settings.severity_for("KL901", d.severity), (fix,)))
         return out
+
+
+def merged(per_source: Iterable[Iterable[Diagnostic]], only: Path | None = None) -> list[Diagnostic]:
+    """The one "merge, de-duplicate, sort" for diagnostics of several lints (files, or one file
+    and the launches that reference it), used by the engine, the CLI, ``batch`` and the server.
+    Of equal diagnostics (same file, span, code and message) the first is kept; the sort is by
+    file, offset and code, and stable, so ties keep the order they were linted in. ``only``:
+    keep the diagnostics that sit in that file."""
+    out: list[Diagnostic] = []
+    seen: set[tuple] = set()
+    for diags in per_source:
+        for d in diags:
+            if only is not None and d.location.path != only:
+                continue
+            key = (d.location.path, d.location.span, d.code, d.message)
+            if key not in seen:
+                seen.add(key)
+                out.append(d)
+    out.sort(key=Diagnostic.sort_key)
+    return out
 
 
 def _own_kind(cmd: LaunchCommand) -> str | None:

@@ -19,7 +19,7 @@ PACKAGE = Path(__file__).resolve().parents[2] / "server" / "kimi_lsp"
 FLOORS: dict[int, tuple[str, ...]] = {
     0: ("kimi_lsp", "_record", "_toml"),  # the package root holds only __version__
     1: ("text",),
-    2: ("diagnostics", "workspace"),
+    2: ("diagnostics", "workspace", "settings_schema"),
     3: ("syntax", "suppression", "walk"),
     4: ("knowledge", "surfaces"),
     5: ("pins", "launch", "cache"),

@@ -174,15 +174,7 @@ class _Run:
 
         engine = Engine(ws or self.ws, overrides=self.overrides)
         engine.index_config_references(self.files)
-        diags: list[Diagnostic] = []
-        seen: set[tuple] = set()
-        for f in self.files:
-            for d in engine.lint_file(f).diagnostics:
-                key = (d.path, d.location.span, d.code, d.message)
-                if key not in seen:
-                    seen.add(key)
-                    diags.append(d)
-        diags.sort(key=Diagnostic.sort_key)
+        diags = engine.lint_files(self.files)
         self.engine_errors = list(engine.errors)
         return diags
 

@@ -19,7 +19,7 @@ from lsprotocol.converters import get_converter
 from pygls.uris import from_fs_path, to_fs_path
 
 from kimi_lsp.diagnostics import Diagnostic
-from kimi_lsp.engine import FileResult
+from kimi_lsp.engine import FileResult, merged
 from kimi_lsp.lsp import adapters, convert
 from kimi_lsp.lsp.settings import EditorSettings
 from kimi_lsp.text import LineIndex
@@ -222,19 +222,8 @@ class Session:
         return lint
 
     def diagnostics_for(self, path: Path) -> list[Diagnostic]:
-        out: list[Diagnostic] = []
-        seen: set[tuple] = set()
         sources = [self.results.get(path)] + [self.results.get(r) for r in sorted(self.referrers(path))]
-        for res in sources:
-            if res is None:
-                continue
-            for d in res.diagnostics:
-                key = (d.location.span, d.code, d.message)
-                if d.path == path and key not in seen:
-                    seen.add(key)
-                    out.append(d)
-        out.sort(key=Diagnostic.sort_key)
-        return out
+        return merged((res.diagnostics for res in sources if res is not None), only=path)
 
     def report(self, path: Path, version: int | None) -> DocReport:
         items = [

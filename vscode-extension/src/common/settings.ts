@@ -2,6 +2,21 @@
 // returned, and these functions decide what the server and the launcher see.
 
 import { CONFIG_SECTION } from './constants';
+import {
+  CODE_OR_PREFIX,
+  DEFAULT_PREFERENCE,
+  FULL_CODE,
+  LAUNCH_KEYS,
+  LINT_KEYS,
+  PREFERENCES,
+  SEVERITIES,
+  SEVERITY_ALIASES,
+  STRING_KEYS,
+} from './settingsSchema';
+
+// The keys, patterns and values come from the one settings schema (server/kimi_lsp/settings_schema.py,
+// through scripts/gen_settings.py), so the extension and the server accept the same settings.
+export { LAUNCH_KEYS, LINT_KEYS };
 
 /** Settings that decide how the server is started (read by the extension, never sent to the server). */
 export interface LaunchSettings {
@@ -10,8 +25,8 @@ export interface LaunchSettings {
   args: string[];
 }
 
-export type Severity = 'error' | 'warning' | 'info';
-export type ConfigurationPreference = 'project' | 'editor';
+export type Severity = (typeof SEVERITIES)[number];
+export type ConfigurationPreference = (typeof PREFERENCES)[number];
 
 /**
  * The lint settings the server reads through `workspace/configuration` (section "kimi-lsp"), with the
@@ -34,17 +49,6 @@ export interface Normalized<T> {
   /** Human-readable notes about values that were dropped or corrected; the extension logs them. */
   problems: string[];
 }
-
-export const LAUNCH_KEYS = ['path', 'interpreter', 'args'] as const;
-export const LINT_KEYS = [
-  'select',
-  'ignore',
-  'severity',
-  'sglang-version',
-  'target-gpu',
-  'flashinfer-target',
-  'configurationPreference',
-] as const;
 
 /**
  * What a settings change calls for. A launch setting starts a different process: restart. A lint
@@ -142,15 +146,15 @@ export function normalizeLaunchSettings(raw: unknown, ctx: VariableContext): Nor
   return { value: { path: paths('path'), interpreter: paths('interpreter'), args }, problems };
 }
 
-const CODE_OR_PREFIX = /^KL\d{0,3}$/;
-const FULL_CODE = /^KL\d{3}$/;
-const SEVERITY_ALIASES: Record<string, Severity> = {
-  error: 'error',
-  warning: 'warning',
-  warn: 'warning',
-  info: 'info',
-  information: 'info',
-};
+/** `error`/`warning`/`info` for a severity as written (the schema's aliases, any case); undefined if none. */
+function severityName(raw: unknown): Severity | undefined {
+  if (typeof raw !== 'string') {
+    return undefined;
+  }
+  const s = raw.trim().toLowerCase();
+  const name = SEVERITY_ALIASES[s] ?? s;
+  return (SEVERITIES as readonly string[]).includes(name) ? (name as Severity) : undefined;
+}
 
 function codeList(raw: unknown, key: string, problems: string[]): string[] | undefined {
   const out: string[] = [];
@@ -185,7 +189,7 @@ function optionalString(raw: unknown, key: string, problems: string[]): string |
 export function normalizeLintSettings(raw: unknown): Normalized<LintSettings> {
   const obj = isRecord(raw) ? raw : {};
   const problems: string[] = [];
-  const value: LintSettings = { configurationPreference: 'project' };
+  const value: LintSettings = { configurationPreference: DEFAULT_PREFERENCE };
 
   const select = codeList(obj.select, 'select', problems);
   if (select) {
@@ -203,7 +207,7 @@ export function normalizeLintSettings(raw: unknown): Normalized<LintSettings> {
       const severity: Record<string, Severity> = {};
       for (const [key, sev] of Object.entries(obj.severity)) {
         const code = key.trim().toUpperCase();
-        const level = typeof sev === 'string' ? SEVERITY_ALIASES[sev.trim().toLowerCase()] : undefined;
+        const level = severityName(sev);
         if (!FULL_CODE.test(code)) {
           problems.push(`${CONFIG_SECTION}.severity: "${key}" is not a rule code like KL102, ignored`);
         } else if (!level) {
@@ -218,7 +222,7 @@ export function normalizeLintSettings(raw: unknown): Normalized<LintSettings> {
     }
   }
 
-  for (const key of ['sglang-version', 'target-gpu', 'flashinfer-target'] as const) {
+  for (const key of STRING_KEYS) {
     const s = optionalString(obj[key], key, problems);
     if (s !== undefined) {
       value[key] = s;
@@ -226,10 +230,12 @@ export function normalizeLintSettings(raw: unknown): Normalized<LintSettings> {
   }
 
   const pref = obj.configurationPreference;
-  if (pref === 'project' || pref === 'editor') {
-    value.configurationPreference = pref;
+  if (typeof pref === 'string' && (PREFERENCES as readonly string[]).includes(pref)) {
+    value.configurationPreference = pref as ConfigurationPreference;
   } else if (pref !== undefined && pref !== null) {
-    problems.push(`${CONFIG_SECTION}.configurationPreference: must be "project" or "editor", using "project"`);
+    problems.push(
+      `${CONFIG_SECTION}.configurationPreference: must be ${PREFERENCES.map((p) => JSON.stringify(p)).join(' or ')}, using "${DEFAULT_PREFERENCE}"`,
+    );
   }
   return { value, problems };
 }
