@@ -77,7 +77,7 @@ def test_manifest_is_valid_for_pre_commit() -> None:
         assert h["types"] == ["file"]  # the regex decides: pdm.lock and *.in get no identify tags
     assert hs["kimi-lsp"]["files"] == hs["kimi-lsp-fix"]["files"]
     # the console script the entry names exists
-    scripts = __import__("tomllib").loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
+    scripts = __import__("kimi_lsp._toml", fromlist=["tomllib"]).tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
     assert "kimi-lsp" in scripts
 
 

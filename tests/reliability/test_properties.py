@@ -15,7 +15,7 @@ Properties:
 from __future__ import annotations
 
 import re
-import tomllib
+from kimi_lsp._toml import tomllib  # the standard library on 3.11+, tomli on 3.10
 from pathlib import Path
 
 import pytest

@@ -1,7 +1,7 @@
 """kimi-lsp TOML launch profiles: the [sglang] table with positions."""
 from __future__ import annotations
 
-import tomllib
+from kimi_lsp._toml import tomllib  # the standard library on 3.11+, tomli on 3.10
 from pathlib import Path
 
 import pytest
