@@ -40,7 +40,8 @@ def check(ctx: LaunchContext) -> Iterator[Violation]:
     ## Fix safety
     Replacing a value that differs from a choice only in letter case, or a deprecated value that
     the release no longer lists by its replacement, is safe; any other closest choice is a guess
-    and unsafe.
+    by spelling alone (`encode` is one letter from `decode`, and means the opposite role), so it is
+    only shown, never applied, not even with `--unsafe-fixes`.
     """
     launch = ctx.launch
     schema = launch.schema
@@ -67,7 +68,7 @@ def check(ctx: LaunchContext) -> Iterator[Violation]:
                 safe = renamed is not None or guess.lower() == tok.value.lower()
                 fix = _args.replace_token(
                     ctx, tok, use.origin, guess, f"Replace with `{guess}`",
-                    Applicability.SAFE if safe else Applicability.UNSAFE,
+                    Applicability.SAFE if safe else Applicability.DISPLAY_ONLY,
                 )
                 if fix is not None:
                     fixes.append(fix)
