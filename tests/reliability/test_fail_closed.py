@@ -19,7 +19,7 @@ import pytest
 
 from kimi_lsp.cli.main import main as cli_main
 
-from ._support import make_repo
+from ._support import make_repo, python_safe_code, python_safe_module
 
 K3 = "model-path: moonshotai/Kimi-K3\ntp-size: 8\ndcp-size: 8\ndecode-attention-backend: cutedsl_mla\n"
 OLD_PIN = "flashinfer-python==0.6.16.post4\n"
@@ -286,7 +286,7 @@ def kimi(root: Path, *args: str, timeout: float, cwd_shell: str | None = None) -
     import time
 
     env = {**os.environ, "KIMI_LSP_NO_CACHE": "1", "PYTHONPATH": str(Path(__file__).resolve().parents[2] / "server")}
-    cmd = [sys.executable, "-P", "-m", "kimi_lsp", *args]
+    cmd = python_safe_module("kimi_lsp", *args)
     if cwd_shell is not None:
         import shlex
 
@@ -536,7 +536,7 @@ def test_a_killed_fix_leaves_no_temporary_file(repo: Path) -> None:
         "fixes.write_atomic(SourceText(p, p.read_text()), 'flashinfer-python==0.7.2\\n')\n"
     )
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2] / "server")}
-    proc = subprocess.run([sys.executable, "-P", "-c", script], env=env, capture_output=True, timeout=60)
+    proc = subprocess.run(python_safe_code(script), env=env, capture_output=True, timeout=60)
     assert proc.returncode == -signal.SIGKILL, proc.stderr
     assert sorted(p.name for p in repo.iterdir()) == [".git", "requirements.txt"]
     assert (repo / "requirements.txt").read_text("utf-8") == OLD_PIN

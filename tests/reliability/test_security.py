@@ -19,7 +19,7 @@ from kimi_lsp.engine import Engine
 from kimi_lsp.fixes import fix_until_stable
 from kimi_lsp.workspace import Workspace
 
-from ._support import copy_fixture_corpus, make_repo
+from ._support import copy_fixture_corpus, make_repo, python_safe_module
 
 SERVER = Path(__file__).resolve().parents[2] / "server"
 K3 = "model-path: moonshotai/Kimi-K3\ntp-size: 8\ndcp-size: 8\ndecode-attention-backend: cutedsl_mla\n"
@@ -73,7 +73,7 @@ def test_nothing_in_the_project_runs_cli(tmp_path: Path) -> None:
     env.pop("PYTHONSAFEPATH", None)
     # -P: like the `kimi-lsp` console script, the project directory is not put on sys.path
     for argv in (["--check", "."], ["--check", "--fix", "--unsafe-fixes", "."], ["--check", "requirements.txt"]):
-        proc = subprocess.run([sys.executable, "-P", "-m", "kimi_lsp", *argv], cwd=root, env=env,
+        proc = subprocess.run(python_safe_module("kimi_lsp", *argv), cwd=root, env=env,
                               capture_output=True, text=True, timeout=120)
         assert proc.returncode in (0, 1), (argv, proc.stdout, proc.stderr)
         assert "Traceback" not in proc.stderr, proc.stderr
