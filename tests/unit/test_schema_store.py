@@ -71,3 +71,16 @@ def test_pack_keeps_what_differs_between_releases() -> None:
     assert by_opt["--backend"]["t"]["choices"] == [[0, 0, ["a"]], [1, 1, ["a", "b"]]]
     assert by_opt["--ratio"]["t"]["default"] == [[0, 0, 1], [1, 1, 1.0]]
     assert packed["sections"]["config"]["dict"]["extra"] == [[1, 1, [1]]]
+
+
+def test_did_you_mean_on_a_huge_word_is_immediate() -> None:
+    """A fuzzed 30 KB word must not make difflib quadratic: nothing that long is near an option."""
+    import time
+
+    from kimi_lsp.knowledge.schema import load_schema
+
+    schema = load_schema("0.5.23")
+    start = time.perf_counter()
+    assert schema.closest("--" + "tp-size" * 4000) is None
+    assert time.perf_counter() - start < 0.05
+    assert schema.closest("--tp-sise") == "--tp-size"

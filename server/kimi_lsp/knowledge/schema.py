@@ -282,6 +282,9 @@ class Schema:
             head = "-" + head  # `-tp-size` reads as a single-dash typo of `--tp-size`
         elif not head.startswith("-"):
             head = "--" + head.replace("_", "-")
+        longest = max((len(o) for o in self._by_option), default=0)
+        if len(head) > 2 * longest:
+            return None  # no option is near it, and difflib's time grows with its length squared
         import difflib  # only a did-you-mean needs it
 
         candidates = [o for o in self.long_options() if o != "--help"]
