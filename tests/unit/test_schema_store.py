@@ -82,5 +82,5 @@ def test_did_you_mean_on_a_huge_word_is_immediate() -> None:
     schema = load_schema("0.5.23")
     start = time.perf_counter()
     assert schema.closest("--" + "tp-size" * 4000) is None
-    assert time.perf_counter() - start < 0.05
+    assert time.perf_counter() - start < 0.5  # quadratic on 28,000 characters: seconds
     assert schema.closest("--tp-sise") == "--tp-size"
