@@ -233,13 +233,28 @@ def _variable_tag_why(text: str, cmd: LaunchCommand, workspace: Workspace) -> st
     from kimi_lsp.surfaces.model import Surface
 
     m = re.search(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)", text)
-    src_text = workspace.text(cmd.path) if cmd.surface is Surface.DOCKERFILE else None
-    if m and src_text is not None:
-        arg = re.search(rf"(?im)^\s*ARG\s+{re.escape(m.group(1))}=([^\s#]+)", src_text)
-        if arg:
-            return (f"the tag comes from build argument `{m.group(1)}` (default `{arg.group(1).strip(chr(34) + chr(39))}`), "
-                    "which `docker build --build-arg` may set to another release")
+    default = _arg_default(cmd.path, m.group(1), workspace) if m and cmd.surface is Surface.DOCKERFILE else None
+    if m and default is not None:
+        return (f"the tag comes from build argument `{m.group(1)}` (default `{default}`), "
+                "which `docker build --build-arg` may set to another release")
     return f"the tag of image `{text}` is a variable"
+
+
+def _arg_default(dockerfile: Path, name: str, workspace: Workspace) -> str | None:
+    """The default of the first ``ARG name=value`` in the Dockerfile, read by the one reader."""
+    from kimi_lsp.syntax import dockerfile as reader
+
+    text = workspace.text(dockerfile)
+    if text is None:
+        return None
+    escape, instructions, _ = reader.parse(text)
+    for ins in instructions:
+        if ins.keyword != "ARG":
+            continue
+        for var in reader.arg_vars(ins, escape, [], {}):
+            if var.name.value == name and var.value is not None:
+                return var.value.value
+    return None
 
 
 def parse_image(ref: str, location: Location) -> ImageRelease | None:
@@ -332,13 +347,12 @@ def _yaml_doc(path: Path, workspace: Workspace) -> tuple[Path, Any] | None:
     src = workspace.read(path)
     if not isinstance(src, SourceText):
         return None
-    import yaml
+    from kimi_lsp.syntax import yaml as reader
 
-    try:
-        node = yaml.compose(src.text, Loader=yaml.SafeLoader)
-    except yaml.YAMLError:
+    loaded = reader.load(src.text)  # the one YAML reader: its limits hold for a chart's values too
+    if loaded.problems or not loaded.docs:
         return None
-    return (path, node) if node is not None else None
+    return path, loaded.docs[0]
 
 
 def _eval_helm(expr: str, chart: Path, values: tuple[Path, Any] | None, meta: tuple[Path, Any] | None) -> tuple[str, Location | None] | None:
@@ -463,12 +477,13 @@ def _scripts_only(text: str) -> str | None:
     scalars replaced by a space (newlines kept)."""
     import yaml
 
-    try:
-        docs = list(yaml.compose_all(text, Loader=yaml.SafeLoader))
-    except yaml.YAMLError:
+    from kimi_lsp.syntax import yaml as reader
+
+    loaded = reader.load(text)
+    if loaded.problems:
         return None
     keep: list[tuple[int, int]] = []
-    stack = [d for d in docs if d is not None]
+    stack = list(loaded.docs)
     while stack:
         node = stack.pop()
         if isinstance(node, yaml.MappingNode):
