@@ -23,7 +23,7 @@ from kimi_lsp.knowledge.schema import Schema, load_schema, load_schema_exact, sh
 from kimi_lsp.launch import ResolvedLaunch, resolve, resolve_config_path
 from kimi_lsp.rules import ALL_RULES, BY_CODE, LAUNCH_RULES
 from kimi_lsp.rules._base import LaunchContext, Rule, Violation
-from kimi_lsp.rules._vet import vet_safe_fixes
+from kimi_lsp.rules._vet import unvetted, vet_safe_fixes
 from kimi_lsp.surfaces import read_surface
 from kimi_lsp.surfaces.model import ConfigFile, Entry, LaunchCommand, Surface, SurfaceResult
 from kimi_lsp.text import Span
@@ -321,7 +321,10 @@ class Engine:
             config, cfg_diags = self._load_config(cmd, schema, result)
             out.extend(cfg_diags)
         launch = resolve(cmd, schema, config)
-        ctx = LaunchContext(launch, ws, settings, src, _governing_fn=governing)
+        # An agreement run (another candidate release) only says where problems sit: re-linting
+        # to vet its fixes would be thrown away with them.
+        ctx = LaunchContext(launch, ws, settings, src, _governing_fn=governing,
+                            cache=unvetted() if dependent_only else {})
         for r in self._enabled_rules(settings):
             if dependent_only and not _release_dependent(r.code):
                 continue
@@ -334,7 +337,8 @@ class Engine:
                 msg = f"internal error in rule {r.code} on {cmd.path}: {traceback.format_exc(limit=8)}"
                 _log().error(msg)
                 self.errors.append(msg)
-        out = vet_safe_fixes(ctx, out, self._enabled_rules(settings))  # a safe fix leaves no new error
+        if not dependent_only:
+            out = vet_safe_fixes(ctx, out, self._enabled_rules(settings))  # a safe fix leaves no new error
         return out
 
     def _enabled_rules(self, settings: Settings) -> tuple[Rule, ...]:

@@ -275,8 +275,12 @@ class Schema:
     def long_options(self) -> tuple[str, ...]:
         return tuple(o for o in self._by_option if o.startswith("--"))
 
+    @functools.lru_cache(maxsize=8192)  # noqa: B019 - schemas live as long as the process (`_load` caches them)
     def closest(self, option: str) -> str | None:
-        """Did-you-mean: the nearest long option (difflib), for an unknown or misspelt one."""
+        """Did-you-mean: the nearest long option (difflib), for an unknown or misspelt one.
+        Remembered per schema: difflib is the costliest step of a lint, and the same word is asked
+        again when a fix is vetted by re-linting and when an unknown release is checked against
+        several schemas."""
         head = option.split("=", 1)[0]
         if head.startswith("-") and not head.startswith("--"):
             head = "-" + head  # `-tp-size` reads as a single-dash typo of `--tp-size`

@@ -47,6 +47,12 @@ def vet_safe_fixes(ctx: LaunchContext, diagnostics: list[Diagnostic], rules: Ite
     return out
 
 
+def unvetted() -> dict[str, object]:
+    """A ``LaunchContext.cache`` whose fixes are not vetted: for a run whose diagnostics are
+    only compared with another run's (where they sit), never shown or applied."""
+    return {_VETTING: True}
+
+
 def is_vetting(ctx: LaunchContext) -> bool:
     return bool(ctx.cache.get(_VETTING))
 
