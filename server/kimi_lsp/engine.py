@@ -263,7 +263,7 @@ class Engine:
             out = [_name_release(d, release, ws) if _release_dependent(d.code) else d for d in out]
         else:
             out = self._lint_unknown_release(cmd, src, settings, result, governing, _unknown_why(release, ws),
-                                             release.candidates)
+                                             release.candidates, release.hinted)
         if cmd.doubt is not None:
             out = [_as_doubtful(d, cmd.doubt) for d in out]
         if discovered_box:
@@ -279,7 +279,8 @@ class Engine:
         return out
 
     def _lint_unknown_release(self, cmd: LaunchCommand, src: SourceText, settings: Settings, result: FileResult,
-                              governing, why: str, candidates: tuple[str, ...] | None = None) -> list[Diagnostic]:
+                              governing, why: str, candidates: tuple[str, ...] | None = None,
+                              hinted: tuple[str, ...] = ()) -> list[Diagnostic]:
         """No release is known: report a schema problem only when every release the launch may
         run gives it (same code, same place), as a warning without a safe fix, saying so. Those
         releases are the evidence's ``candidates`` (a range, a dated nightly), else the recent
@@ -287,6 +288,10 @@ class Engine:
         A deprecation is no failure, so it is not reported for a release nobody names. The newest
         release runs first; the others only when it found something release-dependent."""
         versions = recent_releases() if candidates is None else candidates
+        if hinted and versions:
+            # releases a README beside the launch names: judged by them too (they only widen)
+            order = {v: i for i, v in enumerate(shipped_versions())}
+            versions = tuple(sorted(set(versions) | set(hinted), key=order.__getitem__))
         schemas = [load_schema(v) for v in versions] or [load_schema(None)]
         newest = schemas[-1]
         out = self._run_rules(cmd, src, settings, result, newest, governing)
@@ -302,8 +307,12 @@ class Engine:
             agreed &= {_diag_key(d) for d in others if _release_dependent(d.code)}
             if not agreed:
                 break
-        span = f"{schemas[0].version} to {newest.version}" if len(schemas) > 1 else newest.version
-        note = f"in every sglang release from {span}; the release that runs this launch is unknown: {why}"
+        if hinted:
+            span = ", ".join(s.version for s in schemas[:-1]) + f" and {newest.version}" if len(schemas) > 1 else newest.version
+            note = f"in sglang {span}; the release that runs this launch is unknown: {why}"
+        else:
+            span = f"{schemas[0].version} to {newest.version}" if len(schemas) > 1 else newest.version
+            note = f"in every sglang release from {span}; the release that runs this launch is unknown: {why}"
         kept: list[Diagnostic] = []
         for d in out:
             if not _release_dependent(d.code):

@@ -33,7 +33,7 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from kimi_lsp._record import dataclass
+from kimi_lsp._record import dataclass, replace
 from kimi_lsp.diagnostics import Location
 from kimi_lsp.text import Located, Span
 
@@ -48,6 +48,10 @@ SGLANG = "sglang"
 # Docker Hub spells one repository several ways; any other registry may hold anything.
 _HUB_HOSTS = ("docker.io/", "index.docker.io/", "registry-1.docker.io/", "registry.hub.docker.com/")
 _OFFICIAL_REPO = "lmsysorg/sglang"
+# sglang's CI also pushes AMD builds of main to ``rocm/sgl-dev``, tagged
+# ``v{version}-rocm{N}-{gpu}[-{YYYYMMDD}]``: ``version`` is the last release the build's source names,
+# the date when it was built. Evidence that narrows the release, never one release exactly.
+_DEV_BUILD_REPOS = ("rocm/sgl-dev",)
 _RELEASE_TAG = re.compile(
     r"^v(?P<version>\d+(?:\.\d+){1,3}(?:(?:a|b|rc)\d+)?(?:\.post\d+)?)(?:-(?P<variant>[a-z0-9][a-z0-9._-]*))?$"
 )
@@ -77,6 +81,10 @@ class ReleaseResolution:
     # range pin, a dated nightly image); () when no shipped schema can speak for it (a repository
     # carrying its own sglang source); None: no narrowing, the engine takes the recent releases.
     candidates: tuple[str, ...] | None = None
+    # For an unknown release with no evidence of its own: releases a document beside the launch
+    # names (a README's image or pip line). Weak evidence: they widen the releases the launch is
+    # judged by, never narrow them.
+    hinted: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -105,6 +113,8 @@ def resolve_release(cmd: LaunchCommand, governing: Governing | None, workspace: 
     res = _resolve_release(cmd, governing, workspace, settings)
     if res.source_kind in ("setting", "image", "fork"):
         return res
+    if res.source_kind == "none":
+        res = _with_doc_hints(res, cmd.path, workspace)
     patch = sglang_args_patch(cmd.path, workspace)
     if patch is None:
         return res
@@ -270,6 +280,8 @@ def parse_image(ref: str, location: Location) -> ImageRelease | None:
         if low.startswith(host):
             low = low[len(host) :]
             break
+    if low in _DEV_BUILD_REPOS:
+        return _dev_build(ref, tag, digest, location)
     if low != _OFFICIAL_REPO:
         return None
     if not tag:
@@ -292,6 +304,92 @@ def parse_image(ref: str, location: Location) -> ImageRelease | None:
         kind = "a nightly build of main" if moving.group("name") == "nightly" else "a moving tag that follows main"
         return ImageRelease(True, None, ref, location, f"image tag `{tag}` is {kind}")
     return ImageRelease(True, None, ref, location, f"image tag `{tag}` names no sglang release")
+
+
+def _dev_build(ref: str, tag: str, digest: str, location: Location) -> ImageRelease:
+    """A ``rocm/sgl-dev`` build of main: the releases its source may lie between. Built on a
+    known day: the releases around that day; else the release its tag names and the next one."""
+    m = _RELEASE_TAG.match(tag) if tag else None
+    if m is None:
+        why = f"image `{ref}` is pinned by digest only" if digest and not tag else f"image tag `{tag or 'latest'}` names no sglang release"
+        return ImageRelease(True, None, ref, location, why)
+    version = m.group("version")
+    dated = _DATED.search(tag)
+    shipped = [v for v, _ in _release_dates()]
+    if dated is not None:
+        day = f"{dated.group(1)}-{dated.group(2)}-{dated.group(3)}"
+        between = releases_around(day)
+        when = f" from {day}"
+    else:
+        at = shipped.index(version) if version in shipped else -1
+        between = tuple(shipped[at : at + 2]) if at >= 0 else ()
+        when = ""
+    if not between:
+        return ImageRelease(True, None, ref, location, f"image `{ref}` is a development build of sglang {version}{when}, which no shipped schema describes")
+    return ImageRelease(True, None, ref, location,
+                        f"image `{ref}` is a development build of sglang {version}{when}, between sglang {' and '.join(between)}",
+                        candidates=between)
+
+
+# -- documents beside the launch ------------------------------------------------------------
+
+# A README next to a script often says which image or release the script runs in ("start the
+# container `rocm/sgl-dev:v0.5.8-rocm700-mi35x-20260202`, then run start_decode.sh").
+_DOC_NAMES = re.compile(r"(?i)^(readme(\.[a-z]+)?|.*\.(md|mdx|rst|txt))$")
+_DOC_IMAGE = re.compile(r"(?<![\w./-])((?:[\w.-]+/)*(?:lmsysorg/sglang|rocm/sgl-dev)(?::[\w.-]+)?)(?![\w/])")
+_DOC_PIN = re.compile(r"(?<![\w.-])sglang(?:\[[\w,\s-]*\])?\s*==\s*v?(\d+(?:\.\d+){1,3}(?:\.post\d+)?)(?![\w.])")
+_DOC_FILES = 8  # documents read per directory, at most
+_DOC_BYTES = 256 * 1024
+
+
+def _with_doc_hints(res: ReleaseResolution, launch: Path, workspace: Workspace) -> ReleaseResolution:
+    """``res`` (an unknown release, nothing found) widened by the releases the documents in the
+    launch's directory name, with the first of them named in ``why``."""
+    hint = doc_hints(launch, workspace)
+    if hint is None:
+        return res
+    releases, loc, what = hint
+    why = f"{res.why}; {what} at {where(loc, workspace)} beside it names sglang {' / '.join(releases)}"
+    return replace(res, why=why, hinted=releases)
+
+
+def doc_hints(launch: Path, workspace: Workspace) -> tuple[tuple[str, ...], Location, str] | None:
+    """Releases named by the documents (README, ``*.md``, ``*.rst``, ``*.txt``) in the launch's
+    directory, as images of sglang or ``sglang==X`` pins, with the first place and what it is;
+    None when no document there names a shipped release."""
+    from kimi_lsp.knowledge.schema import shipped_versions
+    from kimi_lsp.workspace import touched
+
+    try:
+        names = sorted(n for n in os.listdir(launch.parent) if _DOC_NAMES.match(n) and n != launch.name)
+    except OSError:
+        return None
+    touched(launch.parent)  # a README added later changes the answer: the cache must see it
+    shipped = set(shipped_versions())
+    found: list[str] = []
+    first: tuple[Location, str] | None = None
+    for name in names[:_DOC_FILES]:
+        path = launch.parent / name
+        text = workspace.text(path)
+        if text is None or len(text) > _DOC_BYTES or "sgl" not in text:
+            continue
+        for m in _DOC_IMAGE.finditer(text):
+            img = parse_image(m.group(1), Location(path, Span(m.start(1), m.end(1))))
+            if img is None:
+                continue
+            named = (img.version,) if img.version else (img.candidates or ())
+            new = [v for v in named if v in shipped and v not in found]
+            if new:
+                found.extend(new)
+                first = first or (img.location, f"image `{m.group(1)}`")
+        for m in _DOC_PIN.finditer(text):
+            if m.group(1) in shipped and m.group(1) not in found:
+                found.append(m.group(1))
+                first = first or (Location(path, Span(m.start(), m.end())), f"`{m.group(0)}`")
+    if not found or first is None:
+        return None
+    order = {v: i for i, v in enumerate(shipped_versions())}
+    return tuple(sorted(found, key=order.__getitem__)), first[0], first[1]
 
 
 # -- Helm ------------------------------------------------------------------------------------

@@ -38,6 +38,7 @@ from kimi_lsp.syntax.shell import (  # re-exported: the surfaces read shell text
     env_from_word,
     iter_commands,
     lex,
+    prose_lines,
 )
 from kimi_lsp.text import Located, Span
 
@@ -777,10 +778,19 @@ def mentions_sglang(text: str) -> bool:
 def read_shell(path: Path, text: str) -> SurfaceResult:
     """A whole shell script (``*.sh``, ``*.sbatch``, a file with a shell shebang)."""
     ctx = LaunchContext(path, Surface.SHELL, path.parent)
-    launches = launches_in_source(FlatSource(text), ctx)
-    problems = tuple(ctx.problems)
+    commands, problems = lex(FlatSource(text))
+    launches = launches_from_commands(commands, ctx)
+    problems = [*problems, *ctx.problems]
+    prose = prose_lines(text, commands)
+    if prose:
+        # Notes kept in a `.sh` file (prose, logs, pasted launches): nobody runs it, so its shell
+        # syntax is no claim worth making, and its launches are copies whose context is unknown.
+        shown = ", ".join(str(n + 1) for n in prose[:3]) + (", …" if len(prose) > 3 else "")
+        doubt = f"the file reads as notes, not a script: sentences at lines {shown}"
+        launches = [lc if lc.doubt is not None else replace(lc, doubt=doubt) for lc in launches]
+        return SurfaceResult(launches=tuple(launches), is_launch_file=bool(launches) or mentions_sglang(text))
     return SurfaceResult(
         launches=tuple(launches),
-        problems=problems,
+        problems=tuple(problems),
         is_launch_file=bool(launches) or (bool(problems) and mentions_sglang(text)),
     )

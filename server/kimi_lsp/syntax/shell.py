@@ -778,3 +778,40 @@ def env_from_word(word: Word) -> EnvVar | None:
         Located(name, chars.span(0, len(name))),
         Located(value, chars.span(m.end(), len(word.value))),
     )
+
+
+# --------------------------------------------------------------------------------------------
+# Notes saved as scripts
+# --------------------------------------------------------------------------------------------
+
+# A sentence lexed as a command: capitalised first word, plain words, closing punctuation
+# ("Then start the decode node:"), or any word in a non-Latin script ("Запрос с метриками:").
+_SENTENCE_WORD = re.compile(r"[A-Za-z][A-Za-z'’-]*[,;]?")
+_SENTENCE_END = re.compile(r"[A-Za-z][A-Za-z'’-]*[.:!?]")
+_PROSE_MIN = 2  # sentences before a file without a shebang counts as notes
+
+
+def prose_lines(text: str, commands: Sequence[Command]) -> list[int]:
+    """0-based lines of the commands that are sentences, not commands: what a person pastes
+    into a ``.sh`` file used as a notebook (prose, URLs, logs around a few launches). Empty for
+    a file with a shebang: a file that says how it runs is a script, whatever it holds."""
+    if text.startswith("#!"):
+        return []
+    out: list[int] = []
+    for cmd in commands:
+        if cmd.assignments or not cmd.words or not _is_sentence([w.value for w in cmd.words]):
+            continue
+        out.append(text.count("\n", 0, cmd.span.start))
+    return out if len(out) >= _PROSE_MIN else []
+
+
+def _is_sentence(words: Sequence[str]) -> bool:
+    first = words[0]
+    if first.startswith(("http://", "https://")):
+        return True
+    if any(ch.isalpha() and not ch.isascii() for ch in first):
+        return True
+    if len(words) < 3 or not first[:1].isupper() or not first[1:2].islower():
+        return False
+    *body, last = words
+    return all(_SENTENCE_WORD.fullmatch(w) for w in body) and bool(_SENTENCE_END.fullmatch(last))
