@@ -175,14 +175,14 @@ class Engine:
         return pred
 
     def _near_sglang_key(self, schema: Schema):
-        def near(key: str) -> bool:
-            # a prefix argparse accepts (or finds ambiguous), or a close typo of an option
+        def near(key: str) -> str:
+            # "prefix": argparse accepts it (or finds it ambiguous); "typo": close to an option
             import difflib
 
             name = key.lstrip("-").replace("_", "-")
             if schema.match("--" + name) is not None:
-                return True
-            return bool(difflib.get_close_matches("--" + name, schema.long_options(), n=1, cutoff=0.8))
+                return "prefix"
+            return "typo" if difflib.get_close_matches("--" + name, schema.long_options(), n=1, cutoff=0.8) else ""
 
         return near
 

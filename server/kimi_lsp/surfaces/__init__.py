@@ -60,7 +60,7 @@ def read_surface(
     *,
     is_sglang_key: Callable[[str], bool] | None = None,
     force: Surface | None = None,
-    near_sglang_key: Callable[[str], bool] | None = None,
+    near_sglang_key: Callable[[str], "str | bool"] | None = None,
 ) -> SurfaceResult:
     """Launches and syntax problems of one file; never raises.
 
@@ -81,7 +81,7 @@ def read_surface_strict(
     *,
     is_sglang_key: Callable[[str], bool] | None = None,
     force: Surface | None = None,
-    near_sglang_key: Callable[[str], bool] | None = None,
+    near_sglang_key: Callable[[str], "str | bool"] | None = None,
 ) -> SurfaceResult:
     """``read_surface`` without the safety net (tests use it to see reader bugs)."""
     path, text = source.path, source.text
@@ -112,7 +112,7 @@ def _read_yaml(
     path: Path,
     text: str,
     is_sglang_key: Callable[[str], bool] | None,
-    near_sglang_key: Callable[[str], bool] | None,
+    near_sglang_key: Callable[[str], "str | bool"] | None,
     force: Surface | None,
 ) -> SurfaceResult:
     # Templated YAML (Helm/Go, Jinja) is read with its actions masked, offsets unchanged.

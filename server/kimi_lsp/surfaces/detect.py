@@ -52,6 +52,8 @@ _FLAG_KEY_RE = re.compile(r"-{0,2}[a-z][a-z0-9]*(?:[-_][a-z0-9]+)*")
 _TOP_KEY_RE = re.compile(r"^[\"']?([A-Za-z0-9_-]+)[\"']?[ \t]*:", re.MULTILINE)
 
 SglangKey = Callable[[str], bool]
+# How near a key is to an option: "prefix", "typo" or "" (far); see detect._near_key.
+NearKey = Callable[[str], "str | bool"]
 
 
 def is_dockerfile_name(name: str) -> bool:
@@ -142,22 +144,25 @@ def _norm(key: str) -> str:
     return key.lstrip("-").replace("_", "-")
 
 
-def _near_key(key: str, near_sglang_key: SglangKey | None) -> bool:
+def _near_key(key: str, near_sglang_key: NearKey | None) -> str:
+    """How ``key`` is near an option: ``"prefix"`` (argparse accepts it, or finds it ambiguous),
+    ``"typo"`` (close to one), ``""`` (far from every option)."""
     if near_sglang_key is not None:
         try:
-            return bool(near_sglang_key(key))
+            near = near_sglang_key(key)
         except Exception:  # a faulty predicate must not break reading
-            return False
+            return ""
+        return near if isinstance(near, str) else ("typo" if near else "")
     import difflib  # only for files that name a model path and have an unknown key
 
     name = _norm(key)
-    return any(f.startswith(name) for f in _COMMON_FLAGS) or bool(
-        difflib.get_close_matches(name, _COMMON_FLAGS, n=1, cutoff=0.8)
-    )
+    if any(f.startswith(name) for f in _COMMON_FLAGS):
+        return "prefix"
+    return "typo" if difflib.get_close_matches(name, _COMMON_FLAGS, n=1, cutoff=0.8) else ""
 
 
 def config_verdict(
-    keys: list[str], is_sglang_key: SglangKey | None, near_sglang_key: SglangKey | None = None
+    keys: list[str], is_sglang_key: SglangKey | None, near_sglang_key: NearKey | None = None
 ) -> ConfigVerdict:
     """Root keys of a YAML file no launch names with ``--config``: a config when every key is an
     exact sglang option name (prefixes prove nothing: ``host``/``image``/``config`` are Helm
@@ -170,6 +175,7 @@ def config_verdict(
     seen: dict[str, bool] = {}
     unknown: list[str] = []
     model = model_path = False
+    known = 0
     for k in keys:
         hit = seen.get(k)
         if hit is None:
@@ -181,6 +187,7 @@ def config_verdict(
             if len(unknown) > MAX_GUESSED_KEYS:
                 return NOT_CONFIG  # a config is not mostly typos (and each guess costs a fuzzy match)
             continue
+        known += 1
         name = _norm(k)
         model = model or name in _MODEL_KEYS
         model_path = model_path or name == "model-path"
@@ -190,8 +197,11 @@ def config_verdict(
         return ConfigVerdict(True)
     if not model_path:
         return NOT_CONFIG  # `model:` alone is too common a key to carry a guess
-    if not all(_near_key(k, near_sglang_key) for k in dict.fromkeys(unknown)):
+    nearness = [_near_key(k, near_sglang_key) for k in dict.fromkeys(unknown)]
+    if not all(nearness):
         return NOT_CONFIG  # a key far from every option: some other format that names a model
+    if nearness.count("typo") > known + nearness.count("prefix"):
+        return NOT_CONFIG  # more guesses than options: another tool's config that names a model
     shown = ", ".join(f"`{k}`" for k in dict.fromkeys(unknown))
     return ConfigVerdict(
         True,
@@ -201,7 +211,7 @@ def config_verdict(
 
 
 def looks_like_config(
-    keys: list[str], is_sglang_key: SglangKey | None, near_sglang_key: SglangKey | None = None
+    keys: list[str], is_sglang_key: SglangKey | None, near_sglang_key: NearKey | None = None
 ) -> bool:
     """Whether root keys make the file an sglang ``--config`` (surely or probably)."""
     return config_verdict(keys, is_sglang_key, near_sglang_key).is_config
@@ -218,7 +228,7 @@ def classify_yaml(
     text: str,
     loaded: _yaml.Loaded,
     is_sglang_key: SglangKey | None = None,
-    near_sglang_key: SglangKey | None = None,
+    near_sglang_key: NearKey | None = None,
 ) -> Surface | None:
     docs = loaded.docs
     if not docs:
