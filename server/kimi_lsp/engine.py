@@ -263,7 +263,7 @@ class Engine:
             out = [_name_release(d, release, ws) if _release_dependent(d.code) else d for d in out]
         else:
             out = self._lint_unknown_release(cmd, src, settings, result, governing, _unknown_why(release, ws),
-                                             release.candidates, release.hinted)
+                                             release.candidates, release.hinted, _beyond_data(release))
         if cmd.doubt is not None:
             out = [_as_doubtful(d, cmd.doubt) for d in out]
         if discovered_box:
@@ -280,13 +280,16 @@ class Engine:
 
     def _lint_unknown_release(self, cmd: LaunchCommand, src: SourceText, settings: Settings, result: FileResult,
                               governing, why: str, candidates: tuple[str, ...] | None = None,
-                              hinted: tuple[str, ...] = ()) -> list[Diagnostic]:
+                              hinted: tuple[str, ...] = (), beyond: bool = False) -> list[Diagnostic]:
         """No release is known: report a schema problem only when every release the launch may
         run gives it (same code, same place), as a warning without a safe fix, saying so. Those
         releases are the evidence's ``candidates`` (a range, a dated nightly), else the recent
         ones; none at all (a repository with its own sglang source) leaves the schema unjudged.
         A deprecation is no failure, so it is not reported for a release nobody names. The newest
-        release runs first; the others only when it found something release-dependent."""
+        release runs first; the others only when it found something release-dependent. ``beyond``:
+        the launch may run code newer than every schema (main, a release after our newest), where
+        an option or choice no release has may have been added: the rules then say nothing of a
+        word unlike every known option or choice."""
         versions = recent_releases() if candidates is None else candidates
         if hinted and versions:
             # releases a README beside the launch names: judged by them too (they only widen)
@@ -294,7 +297,7 @@ class Engine:
             versions = tuple(sorted(set(versions) | set(hinted), key=order.__getitem__))
         schemas = [load_schema(v) for v in versions] or [load_schema(None)]
         newest = schemas[-1]
-        out = self._run_rules(cmd, src, settings, result, newest, governing)
+        out = self._run_rules(cmd, src, settings, result, newest, governing, beyond=beyond)
         if not versions:
             return [d for d in out if not _release_dependent(d.code)]
         out = [d for d in out if d.code not in _NOT_A_FAILURE]
@@ -303,7 +306,7 @@ class Engine:
             return out
         agreed = {_diag_key(d) for d in dependent}
         for schema in schemas[:-1]:
-            others = self._run_rules(cmd, src, settings, result, schema, governing, dependent_only=True)
+            others = self._run_rules(cmd, src, settings, result, schema, governing, dependent_only=True, beyond=beyond)
             agreed &= {_diag_key(d) for d in others if _release_dependent(d.code)}
             if not agreed:
                 break
@@ -322,7 +325,7 @@ class Engine:
         return kept
 
     def _run_rules(self, cmd: LaunchCommand, src: SourceText, settings: Settings, result: FileResult,
-                   schema: Schema, governing, dependent_only: bool = False) -> list[Diagnostic]:
+                   schema: Schema, governing, dependent_only: bool = False, beyond: bool = False) -> list[Diagnostic]:
         ws = self.workspace
         out: list[Diagnostic] = []
         config: ConfigFile | None = None
@@ -333,7 +336,7 @@ class Engine:
         # An agreement run (another candidate release) only says where problems sit: re-linting
         # to vet its fixes would be thrown away with them.
         ctx = LaunchContext(launch, ws, settings, src, _governing_fn=governing,
-                            cache=unvetted() if dependent_only else {})
+                            cache=unvetted() if dependent_only else {}, beyond_schema=beyond)
         for r in self._enabled_rules(settings):
             if dependent_only and not _release_dependent(r.code):
                 continue
@@ -545,6 +548,21 @@ def _release_dependent(code: str) -> bool:
 
 def _diag_key(d: Diagnostic) -> tuple:
     return (d.code, d.location.path, d.location.span)
+
+
+def _beyond_data(release) -> bool:
+    """Whether an unknown-release launch may run code newer than every shipped schema: main
+    (``dev``, nightly builds after the newest release) or a release named above the newest."""
+    if release.beyond:
+        return True
+    if release.version is None:
+        return False
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        return Version(release.version) > Version(shipped_versions()[-1])
+    except InvalidVersion:
+        return True  # a version we cannot order: it may be anything
 
 
 def _unknown_why(release, workspace: Workspace) -> str:

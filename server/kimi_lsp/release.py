@@ -22,8 +22,9 @@ pins are read as if it were absent.
 
 The image tag scheme is that of sglang's release workflows: ``v{version}`` optionally followed by
 ``-{variant}`` words (CUDA/ROCm/platform: ``cu129``, ``cu124``, ``rocm630``, ``b200``, ``srt``,
-``amd64``); ``latest[-variant]`` and ``dev[-variant]`` follow main; ``nightly-dev-{date}-{sha}``
-are nightly builds of main.
+``amd64``); ``latest[-variant]`` follows the newest release (it is pushed when ``version.py`` is
+bumped), ``dev[-variant]`` follows main and ``nightly-dev-{date}-{sha}`` are nightly builds of main:
+those two may hold options and choices no release has yet, so they are judged more cautiously.
 """
 from __future__ import annotations
 
@@ -85,6 +86,9 @@ class ReleaseResolution:
     # names (a README's image or pip line). Weak evidence: they widen the releases the launch is
     # judged by, never narrow them.
     hinted: tuple[str, ...] = ()
+    # The launch may run code newer than every shipped schema (main: `dev`/nightly builds; a
+    # build after the newest release): options and choices added since may exist there.
+    beyond: bool = False
 
 
 @dataclass(frozen=True)
@@ -97,11 +101,12 @@ class ImageRelease:
     location: Location
     why: str = ""  # official but no release: why
     candidates: tuple[str, ...] | None = None  # the releases a dated build lies between
+    beyond: bool = False  # built from main after the newest shipped release (see ReleaseResolution)
 
 
 def unknown(why: str, source_kind: str = "none", source_text: str = "", location: Location | None = None,
-            candidates: tuple[str, ...] | None = None) -> ReleaseResolution:
-    return ReleaseResolution(None, source_kind, source_text, location, False, why, candidates=candidates)
+            candidates: tuple[str, ...] | None = None, beyond: bool = False) -> ReleaseResolution:
+    return ReleaseResolution(None, source_kind, source_text, location, False, why, candidates=candidates, beyond=beyond)
 
 
 def resolve_release(cmd: LaunchCommand, governing: Governing | None, workspace: Workspace, settings: Settings) -> ReleaseResolution:
@@ -181,7 +186,8 @@ def _resolve_release(cmd: LaunchCommand, governing: Governing | None, workspace:
         return own
     if image is not None and image.official:
         if image.version is None:
-            return unknown(image.why, "image", f"image `{image.shown}`", image.location, candidates=image.candidates)
+            return unknown(image.why, "image", f"image `{image.shown}`", image.location, candidates=image.candidates,
+                           beyond=image.beyond)
         return ReleaseResolution(image.version, "image", f"image `{image.shown}`", image.location, True, from_image=True)
     if own is not None:
         return own
@@ -298,11 +304,15 @@ def parse_image(ref: str, location: Location) -> ImageRelease | None:
             day = f"{dated.group(1)}-{dated.group(2)}-{dated.group(3)}"
             between = releases_around(day)
             if between:
+                after = "after" if len(between) == 1 else "between"
                 return ImageRelease(True, None, ref, location,
-                                    f"image tag `{tag}` is a build of main from {day}, between sglang {' and '.join(between)}",
-                                    candidates=between)
+                                    f"image tag `{tag}` is a build of main from {day}, {after} sglang {' and '.join(between)}",
+                                    candidates=between, beyond=len(between) == 1)
+        if moving.group("name") == "latest":
+            return ImageRelease(True, None, ref, location, f"image tag `{tag}` is a moving tag that follows the newest release")
         kind = "a nightly build of main" if moving.group("name") == "nightly" else "a moving tag that follows main"
-        return ImageRelease(True, None, ref, location, f"image tag `{tag}` is {kind}")
+        # `dev` and nightly builds are main, ahead of every release
+        return ImageRelease(True, None, ref, location, f"image tag `{tag}` is {kind}", beyond=True)
     return ImageRelease(True, None, ref, location, f"image tag `{tag}` names no sglang release")
 
 
@@ -326,9 +336,10 @@ def _dev_build(ref: str, tag: str, digest: str, location: Location) -> ImageRele
         when = ""
     if not between:
         return ImageRelease(True, None, ref, location, f"image `{ref}` is a development build of sglang {version}{when}, which no shipped schema describes")
+    after = "after" if len(between) == 1 else "between"
     return ImageRelease(True, None, ref, location,
-                        f"image `{ref}` is a development build of sglang {version}{when}, between sglang {' and '.join(between)}",
-                        candidates=between)
+                        f"image `{ref}` is a development build of sglang {version}{when}, {after} sglang {' and '.join(between)}",
+                        candidates=between, beyond=len(between) == 1)
 
 
 # -- documents beside the launch ------------------------------------------------------------

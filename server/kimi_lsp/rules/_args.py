@@ -255,6 +255,23 @@ def closest_choice(value: str, choices: Iterable[object]) -> str | None:
     return found[0] if found else None
 
 
+# How alike a word must be to a known option or choice to count as its misspelling where the launch
+# may run code newer than the schema (``LaunchContext.beyond_schema``): one or two letters off.
+NEAR_MISS_RATIO = 0.85
+
+
+def near_miss(word: str, guess: str | None) -> bool:
+    """Whether ``word`` is surely a misspelling of ``guess`` (not merely like it): where new
+    options and choices may exist, only such words are reported."""
+    if guess is None:
+        return False
+    if word.lower() == guess.lower():
+        return True
+    import difflib
+
+    return difflib.SequenceMatcher(None, word, guess).ratio() >= NEAR_MISS_RATIO
+
+
 def show_choices(choices: Iterable[object], limit: int = 8) -> str:
     names = [str(c) for c in choices]
     shown = ", ".join(f"`{n}`" for n in names[:limit])

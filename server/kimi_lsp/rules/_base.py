@@ -63,6 +63,9 @@ class LaunchContext:
     _governing: Governing | None = None
     _governing_fn: Callable[[], Governing] | None = None
     cache: dict[str, object] = field(default_factory=dict)
+    # The launch may run code newer than ``launch.schema`` (sglang's main, a release after every
+    # shipped schema): an option or choice unlike every known one may be new there, not a mistake.
+    beyond_schema: bool = False
 
     @property
     def governing(self) -> Governing:

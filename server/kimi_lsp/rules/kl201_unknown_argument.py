@@ -80,6 +80,8 @@ def _cli_word(ctx: LaunchContext, prob: ArgProblem) -> Iterator[Violation]:
         yield Violation(where, what)
         return
     guess = launch.schema.closest(head)
+    if ctx.beyond_schema and not _args.near_miss(head, guess):
+        return  # may be an option added after the newest release kimi-lsp knows
     fixes = ()
     if guess is not None:
         fix = _args.replace_prefix(ctx, prob.token, prob.origin, len(head), guess, f"Did you mean `{guess}`?")
@@ -122,6 +124,8 @@ def _config_key(ctx: LaunchContext, prob: ArgProblem) -> Iterator[Violation]:
         yield _retired(ctx, prob, gone, f"Unknown {what} `{key}`", where)
         return
     guess = launch.schema.closest(emitted)
+    if ctx.beyond_schema and not _args.near_miss(emitted, guess):
+        return  # may be an option added after the newest release kimi-lsp knows
     fixes = ()
     if guess is not None:
         title = f"Did you mean `{guess[2:]}`?"
