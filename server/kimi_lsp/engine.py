@@ -262,8 +262,11 @@ class Engine:
             out = self._run_rules(cmd, src, settings, result, schema, governing)
             out = [_name_release(d, release, ws) if _release_dependent(d.code) else d for d in out]
         else:
+            candidates = release.candidates
+            if candidates is None and release.version is not None:
+                candidates = neighbours(release.version)  # a pre-release or a post no schema has
             out = self._lint_unknown_release(cmd, src, settings, result, governing, _unknown_why(release, ws),
-                                             release.candidates, release.hinted, _beyond_data(release))
+                                             candidates, release.hinted, _beyond_data(release))
         if cmd.doubt is not None:
             out = [_as_doubtful(d, cmd.doubt) for d in out]
         if discovered_box:
@@ -548,6 +551,25 @@ def _release_dependent(code: str) -> bool:
 
 def _diag_key(d: Diagnostic) -> tuple:
     return (d.code, d.location.path, d.location.span)
+
+
+def neighbours(version: str) -> tuple[str, ...] | None:
+    """The shipped releases next to ``version`` in version order (the one below and the one
+    above), when ``version`` itself has no schema but lies among them: a release candidate
+    (``0.5.0rc2``) or a post release kimi-lsp does not ship holds code between its neighbours.
+    None when it is newer than every shipped release or cannot be ordered."""
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        v = Version(version)
+        ordered = sorted((Version(s), s) for s in shipped_versions())
+    except InvalidVersion:
+        return None
+    below = [s for sv, s in ordered if sv < v]
+    above = [s for sv, s in ordered if sv > v]
+    if not above:
+        return None
+    return (below[-1], above[0]) if below else (above[0],)
 
 
 def _beyond_data(release) -> bool:
