@@ -9,6 +9,7 @@ known release name it and its evidence. Nothing here prints or exits.
 """
 from __future__ import annotations
 
+import functools
 import os
 import re
 from collections.abc import Iterable
@@ -265,6 +266,10 @@ class Engine:
             candidates = release.candidates
             if candidates is None and release.version is not None:
                 candidates = neighbours(release.version)  # a pre-release or a post no schema has
+            if candidates is None and cmd.doubt is not None and release.version is None:
+                # Two guesses at once (which words are sglang's, which release reads them): only
+                # what no sglang release accepts is worth saying.
+                candidates = every_release()
             out = self._lint_unknown_release(cmd, src, settings, result, governing, _unknown_why(release, ws),
                                              candidates, release.hinted, _beyond_data(release))
         if cmd.doubt is not None:
@@ -529,12 +534,17 @@ RECENT_RELEASES = 3
 
 def recent_releases() -> tuple[str, ...]:
     """The shipped releases an unknown-release launch is checked against, oldest first."""
+    return every_release()[-RECENT_RELEASES:]
+
+
+@functools.cache
+def every_release() -> tuple[str, ...]:
+    """Each shipped release in its newest ``.postN``, oldest first."""
     newest: dict[str, str] = {}  # base release -> its newest .postN (shipped_versions is sorted)
     for v in shipped_versions():
         if not re.search(r"(a|b|rc|dev)\d*$", v):
             newest[re.sub(r"\.post\d+$", "", v)] = v
-    chosen = list(newest.values()) or list(shipped_versions())
-    return tuple(chosen[-RECENT_RELEASES:])
+    return tuple(newest.values()) or tuple(shipped_versions())
 
 
 # Deprecations warn about launches that still work: not reported when the release is unknown.
