@@ -9,7 +9,6 @@ known release name it and its evidence. Nothing here prints or exits.
 """
 from __future__ import annotations
 
-import functools
 import os
 import re
 from collections.abc import Iterable
@@ -537,7 +536,6 @@ def recent_releases() -> tuple[str, ...]:
     return every_release()[-RECENT_RELEASES:]
 
 
-@functools.cache
 def every_release() -> tuple[str, ...]:
     """Each shipped release in its newest ``.postN``, oldest first."""
     newest: dict[str, str] = {}  # base release -> its newest .postN (shipped_versions is sorted)
@@ -567,7 +565,8 @@ def neighbours(version: str) -> tuple[str, ...] | None:
     """The shipped releases next to ``version`` in version order (the one below and the one
     above), when ``version`` itself has no schema but lies among them: a release candidate
     (``0.5.0rc2``) or a post release kimi-lsp does not ship holds code between its neighbours.
-    None when it is newer than every shipped release or cannot be ordered."""
+    () when it is older than every shipped release (no schema speaks for it); None when it is
+    newer than every one or cannot be ordered."""
     from packaging.version import InvalidVersion, Version
 
     try:
@@ -579,7 +578,7 @@ def neighbours(version: str) -> tuple[str, ...] | None:
     above = [s for sv, s in ordered if sv > v]
     if not above:
         return None
-    return (below[-1], above[0]) if below else (above[0],)
+    return (below[-1], above[0]) if below else ()  # older than every schema: none speaks for it
 
 
 def _beyond_data(release) -> bool:
