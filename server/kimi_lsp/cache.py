@@ -55,7 +55,7 @@ def _lsig(path: str) -> Sig:
 
 def _now(kind: int, path: str) -> Any:
     if kind == _STAT:
-        return _sig(path)
+        return signature(path)
     if kind == _EXISTS:
         return os.path.exists(path)
     if kind == _LSTAT:
@@ -97,7 +97,9 @@ def enabled(no_cache: bool = False) -> bool:
     return not no_cache and os.environ.get("KIMI_LSP_NO_CACHE", "") in ("", "0")
 
 
-def _sig(path: str) -> Sig:
+def signature(path: str) -> Sig:
+    """What says a file (or directory listing) changed: mtime, ctime, size, inode, mode; None when
+    it does not exist. The language server uses it too, for pin files no watcher reports."""
     try:
         st = os.stat(path)
     except (OSError, ValueError):
@@ -231,7 +233,7 @@ class Cache:
                 continue
             seen.add(p)
             links.update(_link_components(p, checked))
-            sig = _sig(p)
+            sig = signature(p)
             if sig is None:
                 parent = os.path.dirname(p)
                 if parent != p:

@@ -140,3 +140,40 @@ def test_a_closed_document_outside_the_workspace_keeps_no_result(tmp_path: Path)
         session.sync({})
     assert not [p for p in session.results if p.parent == outside], len(session.results)
     assert root / "k3.yaml" in session.results
+
+
+def _answers(stdout: bytes) -> dict:
+    """The responses in a server's stdout, by id."""
+    out, rest = {}, stdout
+    while rest:
+        head, _, rest = rest.partition(b"\r\n\r\n")
+        length = int(head.split(b"Content-Length:")[1].split(b"\r\n")[0])
+        msg, rest = json.loads(rest[:length]), rest[length:]
+        if "id" in msg and "method" not in msg:
+            out[msg["id"]] = msg
+    return out
+
+
+def test_lifecycle_errors_are_the_protocol_ones(tmp_path: Path) -> None:
+    # LSP "Server lifetime": a request before initialize is ServerNotInitialized (-32002), one after
+    # shutdown is InvalidRequest (-32600); neither is silence, null or an internal error; and a
+    # shutdown with requests still pending answers null (pygls used to fail it with -32603)
+    env = dict(os.environ, PYTHONPATH=str(SERVER))
+    hover = {"textDocument": {"uri": (tmp_path / "x.yaml").as_uri()}, "position": {"line": 0, "character": 0}}
+    init = {"capabilities": {}, "processId": None, "rootUri": tmp_path.as_uri()}
+    data = b"".join(_frame(m) for m in [
+        {"jsonrpc": "2.0", "id": 1, "method": "textDocument/hover", "params": hover},
+        {"jsonrpc": "2.0", "id": 2, "method": "initialize", "params": init},
+        {"jsonrpc": "2.0", "method": "initialized", "params": {}},
+        {"jsonrpc": "2.0", "id": 3, "method": "shutdown"},
+        {"jsonrpc": "2.0", "id": 4, "method": "textDocument/hover", "params": hover},
+        {"jsonrpc": "2.0", "method": "exit"},
+    ])
+    proc = subprocess.run([sys.executable, "-m", "kimi_lsp", "serve"], input=data, capture_output=True, env=env,
+                          cwd=tmp_path, timeout=60)
+    got = _answers(proc.stdout)
+    assert got[1]["error"]["code"] == -32002
+    assert "capabilities" in got[2]["result"]
+    assert got[3] == {"id": 3, "jsonrpc": "2.0", "result": None}
+    assert got[4]["error"]["code"] == -32600
+    assert proc.returncode == 0, proc.stderr

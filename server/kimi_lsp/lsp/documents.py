@@ -75,7 +75,7 @@ class Scheduler:
         snaps = ls.snapshots()
         if everything:
             batch = batch | set(snaps)
-        refresh = ls.pull_diagnostics and bool(ls.cap("workspace.diagnostics.refresh_support"))
+        refresh = ls.pull_diagnostics  # pull clients are told to pull again, push clients get pushes
 
         def job():
             if structural:

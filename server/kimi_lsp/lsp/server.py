@@ -54,13 +54,70 @@ class KimiProtocol(LanguageServerProtocol):
             if future is not None:
                 future.add_done_callback(lambda _f, key=msg_id: self._request_futures.pop(key, None))
 
+    # -- lifecycle (LSP 3.17 "Server lifetime"), which pygls leaves to the server ----------------
+    _initialize_seen = False
+
+    def handle_message(self, message):  # type: ignore[no-untyped-def]
+        # pygls drops everything after shutdown without a word; a request still gets an answer
+        method = getattr(message, "method", None)
+        if getattr(self, "_shutdown", False) and method not in (None, T.EXIT) and getattr(message, "id", None) is not None:
+            error = T.ResponseError(code=-32600, message=f"{method} after shutdown: only exit is accepted")
+            self._send_response(message.id, error=error)  # InvalidRequest
+            return
+        super().handle_message(message)
+
+    def _handle_request(self, msg_id, method_name, params):  # type: ignore[no-untyped-def]
+        if not self._initialize_seen and method_name != T.INITIALIZE:
+            error = T.ResponseError(code=-32002, message=f"{method_name} before initialize")  # ServerNotInitialized
+            self._send_response(msg_id, error=error)
+            return
+        super()._handle_request(msg_id, method_name, params)
+
+    def _handle_notification(self, method_name, params):  # type: ignore[no-untyped-def]
+        if not self._initialize_seen and method_name != T.EXIT:
+            return  # notifications before initialize are dropped, exit excepted
+        super()._handle_notification(method_name, params)
+
+    @lsp_method(T.SHUTDOWN)
+    def lsp_shutdown(self, *args):  # type: ignore[no-untyped-def]
+        # pygls cancels pending requests while iterating its request table, and a cancelled
+        # future's done-callback (``_execute_handler`` above) removes itself from that table:
+        # iterate over a copy, or shutdown answers "dictionary changed size during iteration".
+        if (user_handler := self.fm.features.get(T.SHUTDOWN)) is not None:
+            yield user_handler, args, None
+        current = getattr(self, "msg_id", None)
+        for msg_id, future in list(self._request_futures.items()):
+            if msg_id != current and not future.done():
+                future.cancel()
+        self._shutdown = True
+        return None
+
     @lsp_method(T.INITIALIZE)
     def lsp_initialize(self, params: T.InitializeParams):  # type: ignore[override]
+        self._initialize_seen = True
         general = params.capabilities.general
         encodings = list(general.position_encodings or []) if general else []
         if T.PositionEncodingKind.Utf8 in encodings:
             general.position_encodings = [T.PositionEncodingKind.Utf8]  # type: ignore[union-attr]
-        return (yield from super().lsp_initialize(params))
+        result = yield from super().lsp_initialize(params)
+        if not client_pulls(params.capabilities):
+            # Push or pull, never both: a client that pulls but cannot be told to pull again
+            # (Neovim 0.10/0.11) would show every pushed diagnostic twice and keep a pulled one
+            # after a pushed clear. It is not offered pull diagnostics, so it only gets pushes.
+            result.capabilities.diagnostic_provider = None
+        return result
+
+
+def client_pulls(caps: T.ClientCapabilities | None) -> bool:
+    """Pull diagnostics only for a client that pulls and honours ``workspace/diagnostic/refresh``
+    (the server must be able to say "pull again" when a pin file changes)."""
+    text = caps.text_document if caps is not None else None
+    ws = caps.workspace if caps is not None else None
+    diagnostics = ws.diagnostics if ws is not None else None
+    return (
+        text is not None and text.diagnostic is not None
+        and diagnostics is not None and bool(diagnostics.refresh_support)
+    )
 
 
 class KimiLanguageServer(LanguageServer):
@@ -71,6 +128,8 @@ class KimiLanguageServer(LanguageServer):
         self.loop_ref: asyncio.AbstractEventLoop | None = None
         self.connected = False
         self.scheduler: Any = None  # documents.Scheduler, set on initialize
+        self.poller: asyncio.Future[None] | None = None  # watch.poll_disk, for clients that cannot watch
+        self.published: dict[str, tuple[int | None, str]] = {}  # uri -> (version, result id) last pushed
 
     # -- client capabilities ------------------------------------------------------------------
     def cap(self, dotted: str) -> Any:
@@ -82,7 +141,7 @@ class KimiLanguageServer(LanguageServer):
 
     @property
     def pull_diagnostics(self) -> bool:
-        return self.cap("text_document.diagnostic") is not None
+        return client_pulls(self.client_capabilities)
 
     # -- the lint thread ----------------------------------------------------------------------
     def snapshots(self) -> Snaps:
@@ -104,16 +163,21 @@ class KimiLanguageServer(LanguageServer):
         return await asyncio.get_running_loop().run_in_executor(self.session.pool, fn, *args)
 
     def publish(self, reports: list[DocReport]) -> None:
-        """Push diagnostics, dropping reports computed for a version the editor has left."""
+        """Push diagnostics, dropping reports computed for a version the editor has left and
+        reports the client already has (a re-lint that changed nothing)."""
         for r in reports:
             doc = self.workspace.text_documents.get(r.uri)
             if doc is None or (r.version is not None and doc.version != r.version):
                 continue
+            if self.published.get(r.uri) == (r.version, r.result_id):
+                continue
+            self.published[r.uri] = (r.version, r.result_id)
             self.text_document_publish_diagnostics(
                 T.PublishDiagnosticsParams(uri=r.uri, version=r.version, diagnostics=r.items)
             )
 
     def clear(self, uri: str) -> None:
+        self.published.pop(uri, None)
         self.text_document_publish_diagnostics(T.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
 
     def report_server_error(self, error: Exception, source: Any) -> None:
@@ -161,12 +225,15 @@ def build_server() -> KimiLanguageServer:
     async def initialized(ls: KimiLanguageServer, _: T.InitializedParams) -> None:
         ls.connected = True
         await configuration.load(ls)
-        await watch.register_watchers(ls)
+        if not await watch.register_watchers(ls):
+            ls.poller = asyncio.ensure_future(watch.poll_disk(ls))
         await documents.index_workspace(ls)
 
     @ls.feature(T.SHUTDOWN)
     def shutdown(ls: KimiLanguageServer, *_: Any) -> None:
         ls.connected = False
+        if ls.poller is not None:
+            ls.poller.cancel()
         if ls.session is not None:
             ls.session.pool.shutdown(wait=False, cancel_futures=True)
 

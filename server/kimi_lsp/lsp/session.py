@@ -10,6 +10,8 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import stat
+import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,16 +20,21 @@ from lsprotocol import types as T
 from lsprotocol.converters import get_converter
 from pygls.uris import from_fs_path, to_fs_path
 
+from kimi_lsp.cache import Sig, signature
 from kimi_lsp.diagnostics import Diagnostic
 from kimi_lsp.engine import FileResult, merged
 from kimi_lsp.lsp import adapters, convert
 from kimi_lsp.lsp.settings import EditorSettings
 from kimi_lsp.text import LineIndex
-from kimi_lsp.workspace import SourceText, Workspace
+from kimi_lsp.workspace import SourceText, Workspace, record_touched, take_touched
 
 log = logging.getLogger("kimi_lsp.lsp")
 
 MAX_INDEXED_FILES = 5000
+# A file modified this recently may change again within the clock's resolution, after it was read
+# (the --check cache's "racy" rule): its signature is not trusted until it has been quiet this long.
+RACY_SECONDS = 2.0
+_RACY: Sig = (-1, -1, -1, -1, -1)
 _CONVERTER = get_converter()
 
 
@@ -77,6 +84,11 @@ class Session:
         self.linted_at: dict[Path, int] = {}
         self.all_stale_at = 0
         self.files: list[Path] | None = None  # the workspace walk, until files come or go
+        # Freshness that does not depend on the client: every path a lint read or probed (pin
+        # files, configs, settings, directories listed), with its signature when first seen.
+        # Checked before each lint and, for clients without file watching, polled while idle.
+        self.disk_paths: dict[Path, frozenset[str]] = {}
+        self.disk_sigs: dict[str, Sig] = {}
 
     # -- engine -------------------------------------------------------------------------------
     def new_engine(self, workspace: Workspace) -> adapters.SessionEngine:
@@ -147,6 +159,7 @@ class Session:
                     self.dependents.get(key, set()).discard(path)
         self.linted_at.pop(path, None)
         self.changed_at.pop(path, None)
+        self.disk_paths.pop(path, None)
 
     def _indexed_set(self) -> set[Path]:
         files = self.files or []
@@ -172,15 +185,57 @@ class Session:
 
     # -- linting ------------------------------------------------------------------------------
     def lint(self, path: Path) -> FileResult:
+        record_touched()
         try:
             result = self.engine.lint_file(path)
         except Exception:  # a bug in a reader must not take the server down
             log.exception("internal error while linting %s", path)
             result = FileResult(path, [])
+        finally:
+            used, probed = take_touched()
         self.engine.errors.clear()  # already logged once by the engine
         self._store(result)
         self.linted_at[path] = self.generation
+        self._remember_disk(path, used | probed)
         return result
+
+    # -- freshness without file watching --------------------------------------------------------
+    def _remember_disk(self, path: Path, paths: set[str]) -> None:
+        self.disk_paths[path] = frozenset(paths)
+        for p in paths:
+            if p not in self.disk_sigs:  # an older signature stays: what was read may be older too
+                self.disk_sigs[p] = _trusted_signature(p)
+
+    def disk_changes(self, only: set[Path] | None = None) -> tuple[set[Path], bool]:
+        """Paths earlier lints read or probed that changed on disk since (a ``git pull``, ``uv
+        lock``, a pin bumped in another editor), and whether files came or went. Open documents
+        are the editor's, not the disk's. ``only``: the paths read by these files' lints."""
+        if only is None:
+            paths: set[str] | dict[str, Sig] = self.disk_sigs
+        else:
+            paths = set().union(*(self.disk_paths.get(p, frozenset()) for p in only))
+        open_docs = {str(p) for p in self.synced}
+        changed: set[Path] = set()
+        structural = False
+        for p in list(paths):
+            if p in open_docs:
+                continue
+            before, now = self.disk_sigs.get(p), _trusted_signature(p)
+            if now == before and now is not _RACY:
+                continue
+            self.disk_sigs[p] = now
+            changed.add(Path(p))
+            structural = structural or before is None or now is None or _is_dir(before) or _is_dir(now)
+        return changed, structural
+
+    def refresh_from_disk(self, only: set[Path] | None = None) -> set[Path]:
+        """Forget what changed on disk (see ``disk_changes``); return the changed paths."""
+        changed, structural = self.disk_changes(only)
+        if structural:
+            self.touch_all(files_changed=True)
+        for p in changed:
+            self.invalidate(p)
+        return changed
 
     def lint_if_stale(self, path: Path) -> None:
         if not self.fresh(path):
@@ -235,7 +290,7 @@ class Session:
     def lint_paths(self, paths: set[Path], snaps: Snaps) -> list[DocReport]:
         """Sync, re-lint what ``paths`` affect, and report every open document among them."""
         self.sync(snaps)
-        todo = self.affected(paths)
+        todo = self.affected(paths | self.refresh_from_disk())
         for p in sorted(todo):
             self.lint(p)
         return [self.report(p, snaps[p].version) for p in sorted(todo) if p in snaps]
@@ -243,6 +298,7 @@ class Session:
     def document_report(self, path: Path, snaps: Snaps) -> DocReport:
         """``textDocument/diagnostic``: the document's diagnostics as of the snapshot."""
         self.sync(snaps)
+        self.refresh_from_disk({path, *self.referrers(path)})
         for r in sorted(self.referrers(path)):
             self.lint_if_stale(r)
         self.lint_if_stale(path)
@@ -267,10 +323,22 @@ class Session:
         """``workspace/diagnostic``: launch files that are not open (re-linted only when they
         or what they depend on changed)."""
         self.sync(snaps)
+        self.refresh_from_disk()
         closed = [f for f in self.index() if f not in snaps]
         for f in closed:
             self.lint_if_stale(f)
         return [self.report(f, None) for f in closed]
+
+
+def _trusted_signature(path: str) -> Sig:
+    sig = signature(path)
+    if sig is not None and time.time_ns() - sig[0] < RACY_SECONDS * 1e9:
+        return _RACY  # never equal to what is seen next: checked again until it is quiet
+    return sig
+
+
+def _is_dir(sig: Sig) -> bool:
+    return sig is not None and sig is not _RACY and stat.S_ISDIR(sig[4])
 
 
 def result_id(items: list[T.Diagnostic]) -> str:

@@ -1,8 +1,11 @@
 """Pin files and launch files changing on disk: dynamic ``didChangeWatchedFiles`` registration,
-then ``workspace/diagnostic/refresh`` (pull clients) or a re-publish (push clients)."""
+then ``workspace/diagnostic/refresh`` (pull clients) or a re-publish (push clients). A client that
+cannot watch files (Neovim 0.7-0.11 on Linux) is not left with stale pins: the server polls the
+signatures of what the open documents' lints read, and every lint checks them first."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from typing import TYPE_CHECKING
 
@@ -15,6 +18,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("kimi_lsp.lsp")
 REGISTRATION_ID = "kimi-lsp-watch"
+POLL_SECONDS = 2.0  # a few dozen stat calls per open document's dependencies: negligible
 
 PIN_GLOBS = (
     "**/requirements*.{txt,in}",
@@ -38,9 +42,10 @@ def watchers() -> list[T.FileSystemWatcher]:
     return [T.FileSystemWatcher(glob_pattern=g) for g in (*PIN_GLOBS, *LAUNCH_GLOBS)]
 
 
-async def register_watchers(ls: KimiLanguageServer) -> None:
+async def register_watchers(ls: KimiLanguageServer) -> bool:
+    """Ask the client to watch pin and launch files; False when it cannot (then ``poll_disk``)."""
     if not ls.cap("workspace.did_change_watched_files.dynamic_registration"):
-        return  # no file watching (Neovim 0.7): didOpen/didChange/didSave of pin files instead
+        return False  # no file watching (Neovim 0.7-0.11 on Linux)
     registration = T.Registration(
         id=REGISTRATION_ID,
         method=T.WORKSPACE_DID_CHANGE_WATCHED_FILES,
@@ -48,8 +53,27 @@ async def register_watchers(ls: KimiLanguageServer) -> None:
     )
     try:
         await ls.client_register_capability_async(T.RegistrationParams(registrations=[registration]))
-    except Exception as exc:  # the client refused: fall back to document events
+    except Exception as exc:  # the client refused: poll instead
         log.warning("could not register file watchers: %s", exc)
+        return False
+    return True
+
+
+async def poll_disk(ls: KimiLanguageServer, seconds: float = POLL_SECONDS) -> None:
+    """Until shutdown: every ``seconds``, look whether a file the open documents' lints read or
+    probed changed on disk, and re-lint what it affects (as a watched-file event would)."""
+    while ls.connected:
+        await asyncio.sleep(seconds)
+        session, scheduler = ls.session, ls.scheduler
+        if session is None or scheduler is None or not ls.connected or not session.synced:
+            continue
+        try:
+            changed, structural = await ls.on_lint_thread(session.disk_changes, set(session.synced))
+        except Exception:
+            log.exception("internal error while checking files on disk")
+            continue
+        if changed:
+            scheduler.request(changed, disk=True, structural=structural)
 
 
 def register(ls: KimiLanguageServer) -> None:
