@@ -153,7 +153,7 @@ def test_fixture_fix(case: str, tmp_path: Path, monkeypatch) -> None:
         if p.suffix == ".fixed":
             continue
         if twin.exists():
-            assert now == twin.read_text("utf-8"), f"{p.name} after --fix differs from {twin.name}"
+            assert now == twin.read_bytes().decode("utf-8"), f"{p.name} after --fix differs from {twin.name}"  # line endings too
         else:
             assert p.resolve() not in outcome.changed, f"{p.name} changed without a .fixed twin"
     remaining = {d.code for d in outcome.remaining}

@@ -92,7 +92,9 @@ MATCH = [
     ".github/workflows/serve.yaml", "profiles/k3.toml", "kimi-lsp.toml", "launch.sh", "scripts/run.bash",
     "run.zsh", "jobs/k3.sbatch", "jobs/k3.slurm", "jobs/k3.pbs", "run.ksh", "checkpoints/config.json",
 ]
-NO_MATCH = ["README.md", "notes.txt", "setup.cfg", "server/app.py", "Makefile", "uv.lock.bak", "requirements.md", "docs/guide.rst"]
+NO_MATCH = ["notes.txt", "setup.cfg", "server/app.py", "Makefile", "uv.lock.bak", "README.txt"]
+# documentation: launches in its code blocks (Markdown, MDX, reStructuredText)
+MATCH += ["README.md", "docs/guide.rst", "docs/serve.mdx", "requirements.md"]
 
 
 def test_files_regex() -> None:
@@ -145,8 +147,8 @@ def test_each_partition_rechecks_what_its_pin_files_govern(tmp_path, monkeypatch
     (root / "batch" / "deploy").mkdir(parents=True)
     (root / "batch" / "requirements.txt").write_text("-r ../common/requirements-gpu.txt\n")
     (root / "batch" / "deploy" / "k3.yaml").write_text(K3.format(dcp=8))
-    (root / "README.md").write_text("docs\n")
-    changed = ["svc/uv.lock", "common/requirements-gpu.txt", "README.md", "svc/pyproject.toml"]
+    (root / "setup.cfg").write_text("[metadata]\n")
+    changed = ["svc/uv.lock", "common/requirements-gpu.txt", "setup.cfg", "svc/pyproject.toml"]
     rx = re.compile(hooks()["kimi-lsp"]["files"])
     passed = [f for f in changed if rx.search(f)]
     assert passed == ["svc/uv.lock", "common/requirements-gpu.txt", "svc/pyproject.toml"]

@@ -507,8 +507,8 @@ def merged(per_source: Iterable[Iterable[Diagnostic]], only: Path | None = None)
 
 def _own_kind(cmd: LaunchCommand) -> str | None:
     """Whether the launch file's own ``pip install`` lines are a pin source, and of which kind."""
-    if cmd.own_pins or cmd.surface in (Surface.DOCKERFILE, Surface.SHELL):
-        return {Surface.DOCKERFILE: "dockerfile", Surface.SHELL: "shell"}.get(cmd.surface)
+    if cmd.own_pins or cmd.surface in (Surface.DOCKERFILE, Surface.SHELL, Surface.MARKDOWN):
+        return {Surface.DOCKERFILE: "dockerfile", Surface.SHELL: "shell", Surface.MARKDOWN: "markdown"}.get(cmd.surface)
     return None
 
 
@@ -583,7 +583,8 @@ def neighbours(version: str) -> tuple[str, ...] | None:
 
 def _beyond_data(release) -> bool:
     """Whether an unknown-release launch may run code newer than every shipped schema: main
-    (``dev``, nightly builds after the newest release) or a release named above the newest."""
+    (``dev``, nightly builds after the newest release), a development build of any release, or a
+    release named above the newest."""
     if release.beyond:
         return True
     if release.version is None:
@@ -591,7 +592,10 @@ def _beyond_data(release) -> bool:
     from packaging.version import InvalidVersion, Version
 
     try:
-        return Version(release.version) > Version(shipped_versions()[-1])
+        v = Version(release.version)
+        if v.is_devrelease or v.local is not None:
+            return True  # a development build (`.devN`, `+pr.15207.g39d5bd57a`): code past its release
+        return v > Version(shipped_versions()[-1])
     except InvalidVersion:
         return True  # a version we cannot order: it may be anything
 

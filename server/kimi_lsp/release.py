@@ -214,6 +214,29 @@ def own_sglang_source(launch: Path, workspace: Workspace) -> str | None:
     for rel in _FORK_MARKERS:
         if workspace.exists(root / rel):
             return rel
+    return _sglang_submodule(root, workspace)
+
+
+# `url = https://github.com/kvcache-ai/sglang.git`: a repository named sglang, whoever owns it
+_SUBMODULE_URL = re.compile(r"^\s*url\s*=\s*(\S*?/sglang)(?:\.git)?/?\s*$", re.MULTILINE | re.IGNORECASE)
+_SUBMODULE_PATH = re.compile(r"^\s*path\s*=\s*(.+?)\s*$", re.MULTILINE)
+
+
+def _sglang_submodule(root: Path, workspace: Workspace) -> str | None:
+    """A git submodule that checks out sglang (a fork, or sglang at some commit): the repository
+    builds and runs that source, which a snapshot of the repository does not even contain."""
+    from kimi_lsp.workspace import SourceText
+
+    src = workspace.read(root / ".gitmodules") if workspace.exists(root / ".gitmodules") else None
+    if not isinstance(src, SourceText) or "sglang" not in src.text.lower():
+        return None
+    for section in re.split(r"(?m)^\s*\[submodule\b", src.text)[1:]:
+        url = _SUBMODULE_URL.search(section)
+        if url is None:
+            continue
+        path = _SUBMODULE_PATH.search(section)
+        shown = path.group(1) if path else "sglang"
+        return f"the git submodule `{shown}` from {url.group(1)}"
     return None
 
 

@@ -144,9 +144,14 @@ def looks_like_launch_candidate(path: Path) -> bool:
     return low.startswith(("dockerfile", "containerfile")) or low.endswith(".dockerfile")
 
 
+# Documentation: launches in its code blocks. Not "launch candidates" by name: a Markdown file
+# that cannot be read (binary, too large) is nobody's broken launch.
+DOC_SUFFIXES = {".md", ".markdown", ".mdx", ".rst"}
+
+
 def is_candidate(path: Path) -> bool:
     """Files that may hold a launch (cheap test on the name; shebang for extension-less files)."""
-    if looks_like_launch_candidate(path):
+    if looks_like_launch_candidate(path) or path.suffix.lower() in DOC_SUFFIXES:
         return True
     if path.suffix == "" and not path.name.startswith("."):
         from kimi_lsp.workspace import read_head

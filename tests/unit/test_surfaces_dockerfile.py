@@ -259,7 +259,7 @@ def test_parse_instructions_masks_continuations() -> None:
         ("sglang.Dockerfile", Surface.DOCKERFILE),
         ("Containerfile", Surface.DOCKERFILE),
         ("Containerfile.cuda13", Surface.DOCKERFILE),
-        ("Dockerfiles.md", None),
+        ("Dockerfiles.md", Surface.MARKDOWN),  # documentation: its code blocks are read
     ],
 )
 def test_detect_dockerfile(name: str, surface: Surface | None) -> None:

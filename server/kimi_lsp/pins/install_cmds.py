@@ -443,8 +443,10 @@ def _scan_exec_form(text: str, argv: list[Word], env: dict[str, _Var], res: _Res
 
 def read_install_pins(source: SourceText, kind: str, workspace: Workspace | None = None) -> PinSource:
     """Pins installed by the commands of a Dockerfile (``kind="dockerfile"``) or shell script
-    (``kind="shell"``). ``includes``: the ``-r``/``-c`` files, resolved against this file's
-    directory (the build context for a Dockerfile, usually); ``read_install_tree`` reads them."""
+    (``kind="shell"``) or documentation file (``kind="markdown"``: its shell blocks).
+    ``includes``: the ``-r``/``-c`` files, resolved against this file's directory (the build
+    context for a Dockerfile, usually); ``read_install_tree`` reads them."""
+    source, kind = _as_script(source, kind)
     fmt = "dockerfile" if kind == "dockerfile" else "shell"
     try:
         res = _Result([], [], [])
@@ -467,8 +469,20 @@ def read_install_pins(source: SourceText, kind: str, workspace: Workspace | None
         return failed_source(source.path, fmt, f"could not read {source.path.name}: {exc}")
 
 
+def _as_script(source: SourceText, kind: str) -> tuple[SourceText, str]:
+    """A documentation file's installs are the commands of its shell blocks (``kind="markdown"``),
+    read on the document blanked around them, so that offsets stay the document's."""
+    if kind != "markdown":
+        return source, kind
+    from kimi_lsp.syntax.markdown import shell_view
+
+    view = shell_view(source.text, rst=source.path.suffix.lower() == ".rst")
+    return SourceText(source.path, view, source.encoding, source.bom), "shell"
+
+
 def read_install_tree(source: SourceText, kind: str, workspace: Workspace) -> tuple[PinSource, ...]:
     """The install pins of ``source`` plus every requirements file its commands name."""
+    source, kind = _as_script(source, kind)
     first = read_install_pins(source, kind, workspace)
     out = [first]
     seen = {first.path}

@@ -20,6 +20,7 @@ from kimi_lsp.surfaces.detect import (
     root_keys,
 )
 from kimi_lsp.surfaces.dockerfile import read_dockerfile
+from kimi_lsp.surfaces.markdown import read_markdown
 from kimi_lsp.surfaces.model import (
     ConfigEntry,
     ConfigFile,
@@ -94,6 +95,8 @@ def read_surface_strict(
         return read_toml(path, text, forced=force is not None)
     if kind == "yaml" or kind in _YAML_SURFACES:
         return _read_yaml(path, text, is_sglang_key, near_sglang_key, force)
+    if kind == Surface.MARKDOWN:
+        return read_markdown(path, text, lambda p, view: _read_yaml(p, view, is_sglang_key, near_sglang_key, None))
     return SurfaceResult()
 
 

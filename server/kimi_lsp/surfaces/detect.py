@@ -22,6 +22,7 @@ from kimi_lsp.surfaces.toml_profile import has_sglang_table
 
 SHELL_SUFFIXES = frozenset({".sh", ".bash", ".zsh", ".ksh", ".sbatch", ".slurm", ".pbs"})
 YAML_SUFFIXES = frozenset({".yaml", ".yml"})
+DOC_SUFFIXES = frozenset({".md", ".markdown", ".mdx", ".rst"})  # documentation: code blocks only
 _SHEBANG_RE = re.compile(r"#![ \t]*(\S+)(?:[ \t]+(?:-\S+[ \t]+)*(\S+))?")
 _SHELL_NAMES = frozenset({"sh", "bash", "zsh", "ksh", "dash", "ash", "mksh"})
 _LAUNCH_RE = re.compile(
@@ -100,6 +101,8 @@ def guess_by_name(path: Path, text: str) -> Surface | str | None:
         return "yaml"
     if not suffix and has_shell_shebang(text):
         return Surface.SHELL
+    if suffix in DOC_SUFFIXES:
+        return Surface.MARKDOWN
     return None
 
 

@@ -36,6 +36,7 @@ class Surface(str, enum.Enum):
     KUBERNETES = "kubernetes"
     COMPOSE = "compose"
     CI_YAML = "ci-yaml"  # a YAML block scalar running a launch (GitHub Actions, SkyPilot, ...)
+    MARKDOWN = "markdown"  # a code block in documentation (Markdown, MDX, reStructuredText)
 
 
 @dataclass(frozen=True, slots=True)

@@ -457,6 +457,41 @@ def _make_launch(
     )
 
 
+# `sglang serve` hands a diffusion model to another server (multimodal_gen) with options of its
+# own: `--model-type diffusion`, or (the default, auto) a model sglang detects as one. Families
+# whose names say so; an LLM or VLM name (LLaVA-Video, StableLM) says nothing of the kind.
+_DIFFUSION_MODEL = re.compile(
+    r"diffusion|flux|qwen-image|z-image|hunyuan-?(?:video|image|dit)|wan2|mova-|sd3|sdxl|cogvideo|ltx-?video|mochi",
+    re.IGNORECASE,
+)
+_MODEL_FLAGS = ("--model-path", "--model")
+
+
+def _llm_serve(launch: LaunchCommand) -> list[LaunchCommand]:
+    """The ``sglang serve`` launch when it serves an LLM (sglang's server arguments apply), else none."""
+    vals = [t.value for t in launch.argv]
+    model_type = model = None
+    for k, v in enumerate(vals):
+        nxt = vals[k + 1] if k + 1 < len(vals) else None
+        if v == "--model-type":
+            model_type = nxt
+        elif v.startswith("--model-type="):
+            model_type = v.split("=", 1)[1]
+        elif v in _MODEL_FLAGS and model is None:
+            model = nxt
+        elif v.startswith(tuple(f + "=" for f in _MODEL_FLAGS)) and model is None:
+            model = v.split("=", 1)[1]
+    if model is None and vals and not vals[0].startswith("-"):
+        model = vals[0]  # a bare first word is the model path
+    if model_type == "auto":
+        model_type = None  # what sglang does without the option
+    if model_type is not None and model_type != "llm":
+        return []  # diffusion, or a plugin backend: not sglang's server arguments
+    if model_type is None and model is not None and _DIFFUSION_MODEL.search(model):
+        return []
+    return [launch]
+
+
 def _skip_wrapper(words: Sequence[Word], i: int, spec: _Wrapper, env: list[EnvVar]) -> int:
     """Index of the command a wrapper at ``words[i]`` runs (``len(words)`` when there is none)."""
     n = len(words)
@@ -544,7 +579,7 @@ def _python_launch(
         launch = _make_launch(words, first, i, module_idx, module_idx + 1, Entry.LAUNCH_SERVER, ctx, env, head)
         return [replace(launch, argv=_without_dynamo_flags(launch.argv), doubt=_DYNAMO_DOUBT)]
     if module in _SERVE_MODULES and module_idx + 1 < n and words[module_idx + 1].value == "serve":
-        return [_make_launch(words, first, i, module_idx + 1, module_idx + 2, Entry.SERVE, ctx, env, head)]
+        return _llm_serve(_make_launch(words, first, i, module_idx + 1, module_idx + 2, Entry.SERVE, ctx, env, head))
     if module in _TORCHRUN_MODULES:
         return _torchrun_launch(words, module_idx + 1, first, i, ctx, env, head)
     return []
@@ -629,7 +664,7 @@ def launches_from_words(
             return _python_launch(words, i, 0, ctx, env_list, head)
         if b == "sglang":
             if i + 1 < n and words[i + 1].value == "serve":
-                return [_make_launch(words, 0, i, i + 1, i + 2, Entry.SERVE, ctx, env_list, head)]
+                return _llm_serve(_make_launch(words, 0, i, i + 1, i + 2, Entry.SERVE, ctx, env_list, head))
             return []
         if b in SHELLS:
             return _shell_c_launches(words, i, ctx, env_list)

@@ -40,6 +40,7 @@ from kimi_lsp.surfaces.shell import (
     lex,
     mentions_sglang,
 )
+from kimi_lsp.syntax import markdown as md
 from kimi_lsp.syntax.yaml import STR_TAG, Loaded, Masked, YamlText
 from kimi_lsp.text import Located, Span
 
@@ -260,7 +261,16 @@ class _Walker:
 
     # -- scripts in scalars ----------------------------------------------------------------------
     def _script(self, node: ScalarNode, env: tuple[EnvVar, ...]) -> None:
-        commands, problems = lex(_chars(self.y, node))
+        chars = _chars(self.y, node)
+        if "```" in chars.text or "~~~" in chars.text:
+            # documentation kept in a YAML value (a playbook's instructions, a model card): only
+            # its shell fences are commands, and an example's shell syntax is not reported
+            fences = md.blocks_of(md.fences(chars.text), md.SHELL_LANGS)
+            view = MappedSource(md.code_view(chars.text, fences, shell=True), chars.starts, chars.ends, chars.anchor())
+            commands, _problems = lex(view)
+            self.launches.extend(launches_from_commands(commands, self.ctx, env))
+            return
+        commands, problems = lex(chars)
         found = launches_from_commands(commands, self.ctx, env)
         self.launches.extend(found)
         if found or _LAUNCH_HINT.search(node.value):

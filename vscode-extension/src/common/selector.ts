@@ -24,6 +24,9 @@ export const LAUNCH_LANGUAGES = [
   'shellscript',
   'dockerfile',
   'pip-requirements',
+  'markdown',
+  'mdx',
+  'restructuredtext',
 ] as const;
 
 export const FILE_PATTERNS = [
@@ -34,6 +37,8 @@ export const FILE_PATTERNS = [
   '**/{Dockerfile,Containerfile}',
   '**/{Dockerfile,Containerfile}.*',
   '**/*.{dockerfile,Dockerfile,containerfile}',
+  // documentation: launches in its code blocks
+  '**/*.{md,mdx,markdown,rst}',
   // pin files: requirements and constraints, manifests, lockfiles
   '**/requirements*.{txt,in}',
   '**/constraints*.txt',

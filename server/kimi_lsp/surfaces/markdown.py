@@ -1,0 +1,73 @@
+"""Launches written in documentation: Markdown/MDX fences and reStructuredText code blocks.
+
+Deploy guides, cookbooks and READMEs are where most launches are written and copied from. Only
+code blocks are read, never prose: shell blocks (``bash``, ``console`` with ``$`` prompts, an
+untagged fence) with the shell reader, ``yaml`` blocks as an sglang ``--config`` or a
+Kubernetes/compose manifest, ``dockerfile`` blocks with the Dockerfile reader. Each block is read
+on ``syntax.markdown.code_view`` of the document (same length, everything else blanked), so the
+positions are the document's own. A block's shell or YAML syntax is not reported: documentation
+is not run as written, and a half-written example is not a broken file. The document's own
+``pip install sglang==…`` blocks are its release evidence (``pins.install_cmds``, kind markdown).
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from kimi_lsp._record import replace
+from kimi_lsp.surfaces.model import LaunchCommand, Surface, SurfaceResult
+from kimi_lsp.surfaces.shell import FlatSource, LaunchContext, launches_from_commands, lex, mentions_sglang
+from kimi_lsp.syntax import markdown as md
+
+RST_SUFFIXES = frozenset({".rst"})
+
+
+def blocks_in(path: Path, text: str) -> list[md.CodeBlock]:
+    return md.code_blocks(text, rst=path.suffix.lower() in RST_SUFFIXES)
+
+
+def read_markdown(
+    path: Path,
+    text: str,
+    read_yaml: Callable[[Path, str], SurfaceResult] | None = None,
+) -> SurfaceResult:
+    """Launches in the code blocks of a documentation file. ``read_yaml`` reads one YAML block
+    (the view of the document with only that block kept) the way a YAML file is read."""
+    if not mentions_sglang(text):
+        return SurfaceResult()
+    blocks = blocks_in(path, text)
+    launches: list[LaunchCommand] = []
+    ctx = LaunchContext(path, Surface.MARKDOWN, path.parent)
+    shell_blocks = [b for b in md.blocks_of(blocks, md.SHELL_LANGS) if not md.looks_like_yaml(text, b)]
+    yaml_blocks = md.blocks_of(blocks, md.YAML_LANGS) + [b for b in md.blocks_of(blocks, md.SHELL_LANGS) if md.looks_like_yaml(text, b)]
+    for block in shell_blocks:
+        if not mentions_sglang(text[block.body.start : block.body.end]):
+            continue
+        view = md.code_view(text, [block], shell=True)
+        commands, _problems = lex(FlatSource(view))  # syntax of an example is not reported
+        launches.extend(launches_from_commands(commands, ctx))
+    for block in yaml_blocks:
+        if read_yaml is None or not mentions_sglang_or_config(text[block.body.start : block.body.end]):
+            continue
+        got = read_yaml(path, md.code_view(text, [block]))
+        launches.extend(replace(lc, own_pins=False) for lc in got.launches)
+    for block in md.blocks_of(blocks, md.DOCKERFILE_LANGS):
+        if not mentions_sglang(text[block.body.start : block.body.end]):
+            continue
+        from kimi_lsp.surfaces.dockerfile import read_dockerfile
+
+        got = read_dockerfile(path, md.code_view(text, [block]))
+        launches.extend(_as_doc(lc) for lc in got.launches)
+    return SurfaceResult(launches=tuple(launches), is_launch_file=bool(launches))
+
+
+def mentions_sglang_or_config(block: str) -> bool:
+    """A YAML block worth reading: it names sglang, or it may be an sglang ``--config`` (a
+    ``model-path`` key)."""
+    return mentions_sglang(block) or "model-path:" in block or "model_path:" in block
+
+
+def _as_doc(lc: LaunchCommand) -> LaunchCommand:
+    """A launch of a Dockerfile block still lives in the document: its pins are the document's
+    install blocks, not the document read as a whole Dockerfile."""
+    return replace(lc, surface=Surface.MARKDOWN, own_pins=False)

@@ -1,0 +1,66 @@
+"""The documentation reader (syntax/markdown.py): which code blocks there are, and the same-length
+view of the document that the shell, YAML and Dockerfile readers run on."""
+from __future__ import annotations
+
+import pytest
+
+from kimi_lsp.syntax import markdown as md
+
+
+def _langs(text: str, rst: bool = False) -> list[tuple[str, str]]:
+    return [(b.lang, text[b.body.start : b.body.end]) for b in md.code_blocks(text, rst=rst)]
+
+
+def test_fences_follow_commonmark() -> None:
+    text = (
+        "```bash\nA\n```\n"
+        "~~~~ yaml title=x\nB\n~~~\nC\n~~~~\n"  # a shorter run does not close
+        "````{sh}\nD\n````\n"
+        "``` not`a`fence\nE\n"  # a backtick in a backtick fence's info: not a fence
+        "```\nF"  # unclosed: runs to the end
+    )
+    assert _langs(text) == [("bash", "A"), ("yaml", "B\n~~~\nC"), ("sh", "D"), ("", "F")]
+
+
+def test_view_keeps_every_offset_and_blanks_the_rest() -> None:
+    text = "Run it:\r\n\r\n```console\r\n$ python -m x --a 1 \\\r\n    --b 2\r\noutput --c\r\n```\r\n"
+    view = md.code_view(text, md.code_blocks(text), shell=True)
+    assert len(view) == len(text)
+    assert [i for i, c in enumerate(text) if c in "\r\n"] == [i for i, c in enumerate(view) if c in "\r\n"]
+    assert view.split() == ["python", "-m", "x", "--a", "1", "\\", "--b", "2"]  # prompt and output gone
+    assert view.index("python") == text.index("python")
+
+
+@pytest.mark.parametrize(("written", "words"), [
+    ("--model-path <model-path> --port 1", ["--model-path", "$" + "_" * 11, "--port", "1"]),
+    ("cat <<EOF", ["cat", "<<EOF"]),
+    ("x 2>&1 < in.txt", ["x", "2>&1", "<", "in.txt"]),
+    ("[your normal parameters...] --tp 2", ["$__________________________", "--tp", "2"]),
+    ("[ -f a ] && [[ -d b ]] ${arr[@]}", ["[", "-f", "a", "]", "&&", "[[", "-d", "b", "]]", "${arr[@]}"]),
+    ("--port your_port --host {host} ...", ["--port", "$________", "--host", "$_____", "$__"]),
+    ("echo ${HOME} {a,b}", ["echo", "${HOME}", "{a,b}"]),
+])
+def test_placeholders_become_unknown_words(written: str, words: list[str]) -> None:
+    text = f"```sh\n{written}\n```\n"
+    assert md.code_view(text, md.code_blocks(text), shell=True).split() == words
+
+
+def test_a_line_of_options_continues_the_command_above() -> None:
+    text = "```sh\npython -m sglang.launch_server --model-path m\n  --tp 2\n# a comment\n  --x\n```\n"
+    view = md.code_view(text, md.code_blocks(text), shell=True)
+    first, second = view.split("\n")[1:3]
+    assert first.endswith("--model-path m   --tp 2") and second.strip() == "# a comment"
+
+
+def test_a_manifest_in_a_shell_block_reads_as_yaml() -> None:
+    text = "```shell\n# a comment\napiVersion: v1\nkind: Pod\n```\n```bash\necho apiVersion: v1\n```\n"
+    first, second = md.code_blocks(text)
+    assert md.looks_like_yaml(text, first) and not md.looks_like_yaml(text, second)
+
+
+def test_rst_code_block_directives() -> None:
+    text = (
+        "Intro\n\n.. code-block:: bash\n   :linenos:\n\n   pip install x\n\n   run y\n\nAfter.\n\n"
+        "A literal block::\n\n   not read\n"
+    )
+    assert _langs(text, rst=True) == [("bash", "   pip install x\n\n   run y")]
