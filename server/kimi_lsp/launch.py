@@ -227,6 +227,9 @@ def parse_words(
     while i < n:
         tok, origin, entry = words[i]
         if pattern[i] == "-":
+            # sglang's parser has no positionals, so nothing consumes the '--' itself: argparse
+            # leaves it among the extras ("unrecognized arguments: --"), with every word after it
+            extras.append(i)
             i += 1
             continue
         if pattern[i] == "A":
