@@ -3,6 +3,7 @@
 
     python3 scripts/sglang_oracle.py 0.5.23            # schema dump + argparse probes
     python3 scripts/sglang_oracle.py 0.5.23 --argv '["--tp", "2"]' '["--pp", "1"]'
+    python3 scripts/sglang_oracle.py 0.5.23 --batch cases.jsonl   # whole launches (bench/differential)
 
 It builds, once, a light virtual environment in ~/.cache/kimi-lsp/oracle-venv (reference
 shared/reference/sglang.md §2.5: sglang's light dependencies, torch and triton replaced by stub
@@ -15,6 +16,8 @@ real `ServerArgs.add_cli_args` on an `argparse.ArgumentParser(prog="sglang serve
                                                     argv vectors and `--config` YAML mappings
 
 With --argv it prints the parse result (or argparse's error) of each given JSON argv instead.
+With --batch it runs whole launches, one JSON object a line (see `run_batch`), through sglang's
+own `prepare_server_args` and the model-independent resolution steps, and prints one outcome a line.
 Nothing here is imported by kimi-lsp; tests read only the committed dumps.
 """
 from __future__ import annotations
@@ -73,6 +76,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("version")
     ap.add_argument("--argv", nargs="+", metavar="JSON", help="answer these argv vectors (JSON lists) and exit")
+    ap.add_argument("--batch", type=Path, metavar="JSONL", help="run these launches (one JSON case a line) and exit")
     ap.add_argument("--out-dir", type=Path, default=OUT)
     ap.add_argument("--inner", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
@@ -83,11 +87,16 @@ def main(argv: list[str] | None = None) -> int:
            "--out-dir", str(args.out_dir)]
     if args.argv:
         cmd += ["--argv", *args.argv]
+    if args.batch:
+        cmd += ["--batch", str(args.batch.resolve())]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(src), str(REPO / "server")]), "PYTHONHASHSEED": "0"}
     # Environment that changes the parser (extra choices) would make the dump machine-dependent.
     for name in [n for n in env if n.startswith("SGLANG_")]:
         del env[name]
     roots = list(STUB_ROOTS)
+    if args.batch:
+        # parallel_hook's import chain (the resolution steps) reaches torchvision; stubbed like torch.
+        roots.append("torchvision")
     while True:
         env["KIMI_LSP_ORACLE_STUBS"] = ",".join(roots)
         proc = subprocess.run(cmd, env=env, check=False, stdout=subprocess.PIPE, text=True)
@@ -569,6 +578,8 @@ def inner(args: argparse.Namespace) -> int:
             print(f"MISSING {err.name.split('.')[0]}")  # the outer side stubs it and runs again
             return MISSING_EXIT
         raise
+    if args.batch:
+        return run_batch(args.batch)
     if args.argv:
         parser = probe_parser()
         for raw in args.argv:
@@ -582,6 +593,216 @@ def inner(args: argparse.Namespace) -> int:
     (args.out_dir / f"argparse-probes-{args.version}.json").write_text(
         json.dumps(probes, indent=None, separators=(",", ":")).replace('},{"kind"', '},\n{"kind"') + "\n")
     print(f"{args.version}: {len(schema['flags'])} actions, {len(probes['probes'])} probes", file=sys.stderr)
+    return 0
+
+
+# ---------------------------------------------------------------------------------------------
+# Batch mode: whole launches through sglang's own code (bench/differential/run)
+# ---------------------------------------------------------------------------------------------
+
+K3_ARCH = "KimiK3ForConditionalGeneration"
+
+
+def _flashinfer_stub(kind: str) -> None:
+    """What `from flashinfer.decode import trtllm_batch_decode_with_kv_cache_mla` finds.
+
+    kind: "enable_dcp" (0.6.17rc1 and later), "no_enable_dcp" (0.6.16.post4 and earlier), or
+    "absent" (not installed). Only the signature matters to sglang's probe (kimi_k3.py)."""
+    import types
+
+    for name in ("flashinfer", "flashinfer.decode"):
+        sys.modules.pop(name, None)
+    if kind == "absent":
+        sys.modules["flashinfer"] = None  # type: ignore[assignment]  # import raises ImportError
+        return
+    pkg = types.ModuleType("flashinfer")
+    pkg.__path__ = []  # type: ignore[attr-defined]
+    dec = types.ModuleType("flashinfer.decode")
+    if kind == "enable_dcp":
+        def trtllm_batch_decode_with_kv_cache_mla(query, kv_cache, workspace_buffer, qk_nope_head_dim,  # noqa: ANN001,ANN202
+                                                  kv_lora_rank, qk_rope_head_dim, block_tables, seq_lens,
+                                                  max_seq_len, sparse_mla_top_k=0, out=None, enable_dcp=False):
+            return None
+    else:
+        def trtllm_batch_decode_with_kv_cache_mla(query, kv_cache, workspace_buffer, qk_nope_head_dim,  # noqa: ANN001,ANN202
+                                                  kv_lora_rank, qk_rope_head_dim, block_tables, seq_lens,
+                                                  max_seq_len, sparse_mla_top_k=0, out=None):
+            return None
+    dec.trtllm_batch_decode_with_kv_cache_mla = trtllm_batch_decode_with_kv_cache_mla  # type: ignore[attr-defined]
+    pkg.decode = dec  # type: ignore[attr-defined]
+    sys.modules["flashinfer"] = pkg
+    sys.modules["flashinfer.decode"] = dec
+
+
+def _architecture(server_args: Any) -> str | None:
+    """`hf_config.architectures[0]` as sglang would see it, without transformers: the model
+    directory's config.json (relative to the case's directory), then a
+    `--json-model-override-args` `architectures` (setattr()ed as written, model_config.py)."""
+    model = str(getattr(server_args, "model_path", "") or "")
+    arch: Any = None
+    cfg = Path(model) / "config.json"
+    if cfg.is_file():
+        try:
+            arch = (json.loads(cfg.read_text()).get("architectures") or [None])[0]
+        except (ValueError, AttributeError, IndexError, TypeError):
+            arch = None
+    raw = getattr(server_args, "json_model_override_args", None)
+    if raw:
+        try:
+            override = json.loads(raw)
+        except ValueError:
+            override = None
+        if isinstance(override, dict) and "architectures" in override:
+            value = override["architectures"]
+            arch = value[0] if isinstance(value, (list, str)) and value else None
+    return arch
+
+
+def _outcome(stage: str, exc: BaseException, stderr: str) -> dict[str, Any]:
+    if isinstance(exc, SystemExit):
+        lines = [ln for ln in stderr.splitlines() if ln.strip()]
+        message = lines[-1] if lines else f"exit {exc.code}"
+        if exc.code in (0, None):
+            return {"ok": True, "stage": stage, "exit": exc.code, "note": message}
+        return {"ok": False, "stage": stage, "exc": "SystemExit", "message": message}
+    return {"ok": False, "stage": stage, "exc": type(exc).__name__, "message": str(exc)[:500]}
+
+
+def run_one(case: dict[str, Any]) -> dict[str, Any]:
+    """One launch: `prepare_server_args(argv)` (argparse, the `--config` merger, the record
+    constructor), then the resolution steps that need neither a GPU nor the model's files, in
+    the order of arg_groups/pipeline.py: handle_deprecated_args (the attention-backend renames),
+    handle_decode_context_parallelism, and, when the architecture is Kimi-K3, the
+    `_kimi_k3_overrides` declaration provider (flashinfer served by `_flashinfer_stub`).
+    Everything else in run_resolution_pipeline needs the HF config (transformers, model files)
+    or the platform (GPU), so the outcome says nothing about those checks."""
+    import contextlib
+    import importlib
+    import io
+
+    from sglang.srt import server_args as sa
+
+    stages = case.get("stages", ["parse"])
+    saved_env = {k: os.environ.get(k) for k in case.get("env", {})}
+    os.environ.update(case.get("env", {}))
+    old_cwd = os.getcwd()
+    os.chdir(case.get("cwd") or old_cwd)
+    err = io.StringIO()
+    stage = "parse"
+    try:
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
+            if not hasattr(sa.ServerArgs, "resolve_once"):
+                # Before resolution moved out of the constructor (~0.5.2x), ServerArgs'
+                # __post_init__ resolves everything and asks for an accelerator first: stop
+                # right after argparse (the --config merge included), the rest needs a GPU.
+                real_from_cli = sa.ServerArgs.from_cli_args
+
+                def stop(*_a: Any, **_k: Any) -> Any:
+                    raise _ParsedOnly()
+
+                sa.ServerArgs.from_cli_args = stop
+                try:
+                    sa.prepare_server_args(list(case["argv"]))
+                except _ParsedOnly:
+                    pass
+                finally:
+                    sa.ServerArgs.from_cli_args = real_from_cli
+                return {"id": case["id"], "ok": True, "stage": "parse", "arch": None,
+                        "note": "stopped after argparse: this release resolves in ServerArgs.__post_init__"}
+            server_args = sa.prepare_server_args(list(case["argv"]))
+            server_args._resolved_overrides = []
+            if "dcp" in stages or "k3" in stages:
+                stage = "deprecated"
+                from sglang.srt.arg_groups.serving_hook import handle_deprecated_args
+
+                handle_deprecated_args(server_args)
+                stage = "dcp"
+                ph = importlib.import_module("sglang.srt.arg_groups.parallel_hook")
+                # The launch targets an NVIDIA box; the stubbed torch says "no CUDA" (which
+                # would turn the DCP comm-backend default into ag_rs and refuse fi_a2a).
+                patched = [m for m in (ph, sys.modules.get("sglang.srt.arg_groups.overrides"))
+                           if m is not None and hasattr(m, "get_platform")]
+                saved = [(m, m.get_platform) for m in patched]
+                for m, real in saved:
+                    m.get_platform = (lambda real=real: _CudaPlatform(real()))
+                try:
+                    ph.handle_decode_context_parallelism(server_args)
+                finally:
+                    for m, real in saved:
+                        m.get_platform = real
+            arch = None
+            if "k3" in stages:
+                stage = "k3"
+                arch = _architecture(server_args)
+                model = str(server_args.model_path or "")
+                if arch == K3_ARCH and model.lower() not in ("none", "dummy"):
+                    from sglang.srt.arg_groups.model_overrides import kimi_k3
+
+                    _flashinfer_stub(case.get("flashinfer", "enable_dcp"))
+                    kimi_k3._kimi_k3_overrides(server_args, None)
+        return {"id": case["id"], "ok": True, "stage": stage, "arch": arch}
+    except BaseException as exc:  # noqa: BLE001  # argparse's SystemExit included
+        if isinstance(exc, KeyboardInterrupt):
+            raise
+        return {"id": case["id"], **_outcome(stage, exc, err.getvalue())}
+    finally:
+        os.chdir(old_cwd)
+        for k, v in saved_env.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+class _ParsedOnly(Exception):
+    """prepare_server_args got past argparse (old releases: where the oracle stops)."""
+
+
+class _CudaPlatform:
+    """The platform object with `is_cuda` answering yes (the launch's target is CUDA)."""
+
+    def __init__(self, real: Any) -> None:
+        self._real = real
+
+    is_cuda = True
+    is_hip = False
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._real, name)
+
+
+def run_batch(path: Path) -> int:
+    """Cases, one JSON object a line: {"id", "argv", "cwd", "env", "stages", "flashinfer"};
+    prints {"id", "ok", "stage", "exc", "message"} a line, in the same order."""
+    import importlib
+    import logging
+
+    logging.disable(logging.CRITICAL)
+    # Import what the resolution steps need up front, so that a third-party module missing
+    # from the light venv is stubbed by the outer retry loop rather than failing a case.
+    for name in ("sglang.srt.arg_groups.serving_hook", "sglang.srt.arg_groups.parallel_hook",
+                 "sglang.srt.arg_groups.model_overrides.kimi_k3"):
+        try:
+            importlib.import_module(name)
+        except ModuleNotFoundError as err:
+            if err.name and not err.name.startswith("sglang"):
+                print(f"MISSING {err.name.split('.')[0]}")
+                return MISSING_EXIT
+            if not (err.name and name.startswith(err.name)):
+                raise  # an older release without this module: its cases say so one by one
+    import inspect
+
+    from sglang.srt import server_args as sa
+
+    out = sys.stdout
+    # Facts about this release's entry that decide which kimi-lsp checks the outcome covers.
+    source = inspect.getsource(sa.prepare_server_args)
+    out.write(json.dumps({"id": "__facts__", "logging_in_prepare": "logging.basicConfig" in source,
+                          "resolves_in_post_init": not hasattr(sa.ServerArgs, "resolve_once")}) + "\n")
+    for line in path.read_text().splitlines():
+        if line.strip():
+            out.write(json.dumps(run_one(json.loads(line))) + "\n")
+            out.flush()
     return 0
 
 

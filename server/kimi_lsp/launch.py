@@ -135,7 +135,13 @@ def config_tokens(config: ConfigFile, schema: Schema) -> tuple[list[tuple[Token,
         value = entry.value
         # the merger's own list of store_true keys (it differs between releases)
         store_true = key.replace("-", "_") in schema.config_store_true_keys
-        if isinstance(value, bool):
+        if isinstance(value, bool) and schema.config_verbatim:
+            # 0.5.1-0.5.7's merger tests `action.action`, which argparse actions lack, so it
+            # knows no boolean flag: true emits the bare `--{key}` and false emits nothing,
+            # whatever the flag takes (`tp-size: true` -> `--tp-size`: "expected one argument")
+            if value:
+                words.append((key_tok, entry))
+        elif isinstance(value, bool):
             if store_true:
                 if value:
                     words.append((key_tok, entry))
@@ -227,6 +233,9 @@ def parse_words(
     while i < n:
         tok, origin, entry = words[i]
         if pattern[i] == "-":
+            # sglang's parser has no positionals, so nothing consumes the '--' itself: argparse
+            # leaves it among the extras ("unrecognized arguments: --"), with every word after it
+            extras.append(i)
             i += 1
             continue
         if pattern[i] == "A":

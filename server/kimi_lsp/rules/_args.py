@@ -215,8 +215,11 @@ def is_refused_key(schema: Schema, key: str) -> bool:
 
 
 def is_store_true_key(schema: Schema, key: str) -> bool:
-    """Whether the merger turns `key: true` into a bare `--key` (its own list, per release)."""
-    return key.replace("-", "_") in schema.config_store_true_keys
+    """Whether the merger turns `key: true` into a bare `--key` (its own list, per release).
+
+    The 0.5.1-0.5.7 merger (`config_verbatim`) does so for every key: its list of boolean keys
+    is always empty, so any YAML boolean is a bare flag (true) or nothing (false)."""
+    return schema.config_verbatim or key.replace("-", "_") in schema.config_store_true_keys
 
 
 def is_yaml_config(launch: ResolvedLaunch) -> bool:

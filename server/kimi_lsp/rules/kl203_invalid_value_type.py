@@ -95,6 +95,10 @@ def _missing(prob: ArgProblem) -> str:
 def _extra(ctx: LaunchContext, prob: ArgProblem) -> str | None:
     launch = ctx.launch
     word = prob.token.value
+    if word == "--":
+        # nothing in sglang's parser is positional, so argparse keeps the '--' as an extra
+        return ("`--` is an unrecognized argument: sglang's parser takes no positional arguments, so argparse "
+                "rejects `--` and every word after it")
     before = _word_before(launch.command.argv, prob)
     if before is not None:
         if any(p.token.span == before.span for p in launch.problems):
