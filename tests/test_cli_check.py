@@ -116,7 +116,9 @@ def test_check_imports_neither_pygls_nor_torch(example: Path) -> None:
 
 # Start-up budget (bench/RESULTS.md): modules a one-file check must not load. dataclasses pulls in
 # inspect and ast; packaging.requirements pulls in markers, tags, platform and subprocess.
-HEAVY = ("dataclasses", "inspect", "packaging.requirements", "packaging.markers", "logging", "difflib", "subprocess")
+# A project without TOML files reads none: tomllib and the TOML reader load only when one is read.
+HEAVY = ("dataclasses", "inspect", "packaging.requirements", "packaging.markers", "logging", "difflib", "subprocess",
+         "tomllib", "tomli", "kimi_lsp.syntax.toml")
 
 
 def _modules_after(args: list[str], cwd: Path, env: dict[str, str]) -> set[str]:

@@ -13,7 +13,6 @@ from pathlib import Path
 
 from kimi_lsp import settings_schema as schema
 from kimi_lsp._record import dataclass, field, replace
-from kimi_lsp._toml import tomllib
 from kimi_lsp.diagnostics import Severity
 from kimi_lsp.text import Span
 from kimi_lsp.workspace import SourceText, Workspace, touched
@@ -145,26 +144,34 @@ def load_settings(path: Path | None, workspace: Workspace, overrides: dict | Non
 
 
 def parse_settings(src: SourceText) -> Settings:
+    from kimi_lsp.syntax import SyntaxProblem
+    from kimi_lsp.syntax.toml import KeyPath, TomlPositions, locate, parse  # lazily: only a run with settings reads TOML
+
     path = src.path
     problems: list[ConfigProblem] = []
-    try:
-        data = tomllib.loads(src.text)
-    except tomllib.TOMLDecodeError as exc:
-        return Settings(base=path.parent, source=path, problems=(ConfigProblem(path, Span(0, 0), f"invalid TOML: {exc}"),))
-    except RecursionError:  # tomllib recurses per nesting level
-        return Settings(base=path.parent, source=path, problems=(ConfigProblem(path, Span(0, 0), "invalid TOML: nested too deeply to read"),))
+    data = parse(src.text)
+    if isinstance(data, SyntaxProblem):
+        return Settings(base=path.parent, source=path, problems=(ConfigProblem(path, data.span, data.message),))
+    tool = data.get("tool")
+    tool = tool if isinstance(tool, dict) else {}
+    at: KeyPath = ("tool", "kimi-lsp") if "kimi-lsp" in tool else ()
     if path.name == "pyproject.toml":
-        table = data.get("tool", {}).get("kimi-lsp", {})
+        table = tool.get("kimi-lsp", {})
     else:
-        table = data.get("tool", {}).get("kimi-lsp", data)
+        table = tool.get("kimi-lsp", data)
     if not isinstance(table, dict):
         table = {}
+    positions: list[TomlPositions] = []
 
     def where(key: str) -> Span:
-        m = re.search(rf"^\s*\"?{re.escape(key)}\"?\s*=", src.text, re.M)
-        if m:
-            return Span(m.start() + len(m.group(0)) - len(m.group(0).lstrip()), m.end())
-        return Span(0, 0)
+        """The key and its ``=``, e.g. ``select =``."""
+        if not positions:
+            positions.append(locate(src.text))
+        span = positions[0].keys.get((*at, key))
+        if span is None:
+            return Span(0, 0)
+        eq = re.compile(r"[ \t]*=").match(src.text, span.end)
+        return Span(span.start, eq.end()) if eq else span
 
     def bad(key: str, msg: str) -> None:
         problems.append(ConfigProblem(path, where(key), f"invalid kimi-lsp setting `{key}`: {msg}"))

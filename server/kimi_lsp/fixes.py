@@ -19,7 +19,6 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from kimi_lsp._record import dataclass, field
-from kimi_lsp._toml import tomllib
 from kimi_lsp.diagnostics import Applicability, Diagnostic, Edit, Fix
 from kimi_lsp.workspace import SourceText, Workspace, decode_bytes, find_repo_root
 
@@ -219,11 +218,9 @@ def _parses(path: Path, text: str) -> bool:
     suffix = path.suffix.lower()
     name = path.name
     if suffix in (".toml", ".lock") and name != "Pipfile.lock" or name == "Pipfile":
-        try:
-            tomllib.loads(text)
-        except (tomllib.TOMLDecodeError, ValueError):
-            return False
-        return True
+        from kimi_lsp.syntax.toml import parse
+
+        return isinstance(parse(text), dict)
     if suffix in (".yaml", ".yml"):
         import yaml
 

@@ -377,7 +377,9 @@ def test_pyproject_dynamic_files_and_invalid() -> None:
     ps = read_pyproject(src("pyproject.toml", text))
     assert ps.includes == (ROOT / "requirements.txt",)
     bad = read_pyproject(src("pyproject.toml", "[project\nx = 1\n"))
-    assert bad.pins == () and bad.problems and "invalid TOML" in bad.problems[0].message
+    assert bad.pins == () and bad.problems
+    assert bad.problems[0].message == "pyproject.toml: TOML syntax error: Expected ']' at the end of a table declaration"
+    assert bad.problems[0].span == Span(8, 8)  # where tomllib says, the end of line 1
 
 
 def test_pyproject_tool_detection() -> None:

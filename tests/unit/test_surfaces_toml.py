@@ -8,7 +8,7 @@ import pytest
 
 from kimi_lsp.surfaces import detect_surface, read_surface
 from kimi_lsp.surfaces.model import ConfigFile, Entry, Surface, SurfaceResult
-from kimi_lsp.surfaces.toml_profile import scan
+from kimi_lsp.syntax.toml import locate
 from kimi_lsp.text import Span
 from kimi_lsp.workspace import SourceText
 
@@ -153,12 +153,15 @@ def test_forced_toml_without_table() -> None:
 
 def test_scanner_positions() -> None:
     text = "a.b = 1\n[t]\nk = [\"x\", {y = 2}]\n[[arr]]\nz = 3\n"
-    locs = scan(text)
-    assert raw(text, locs[("a", "b")].value) == "1"
-    assert raw(text, locs[("a",)].key) == "a"
-    assert [raw(text, s) for s in locs[("t", "k")].items] == ['"x"', "{y = 2}"]
-    assert raw(text, locs[("t",)].value) == "[t]"
-    assert raw(text, locs[("arr", "[]", "z")].value) == "3"
+    locs = locate(text)
+    assert raw(text, locs.values[("a", "b")]) == "1"
+    assert raw(text, locs.keys[("a",)]) == "a"
+    assert raw(text, locs.tables[("a",)]) == "a.b = 1"
+    assert [raw(text, s) for s in locs.items(("t", "k"))] == ['"x"', "{y = 2}"]
+    assert raw(text, locs.values[("t", "k", 1, "y")]) == "2"
+    assert raw(text, locs.tables[("t",)]) == "[t]"
+    assert raw(text, locs.values[("arr", 0, "z")]) == "3"
+    assert [(h.path, raw(text, h.span), h.array) for h in locs.headers] == [(("t",), "[t]", False), (("arr", 0), "[[arr]]", True)]
 
 
 @pytest.mark.parametrize(

@@ -1,10 +1,12 @@
-"""The one shell lexer and the one Dockerfile reader (kimi_lsp.syntax), and the import floor."""
+"""The one shell lexer, the one Dockerfile reader and the one TOML reader (kimi_lsp.syntax), and the
+import floor."""
 from __future__ import annotations
 
 import ast
 from pathlib import Path
 
 import kimi_lsp.syntax
+from kimi_lsp.syntax import SyntaxProblem, toml
 from kimi_lsp.syntax.dockerfile import parse, read_from, substitute_args
 from kimi_lsp.syntax.shell import FlatSource, heredocs, lex
 from kimi_lsp.text import Span
@@ -25,7 +27,7 @@ def _imports(path: Path) -> list[str]:
 
 def test_syntax_imports_nothing_above_it() -> None:
     modules = sorted(SYNTAX_DIR.glob("*.py"))
-    assert {p.name for p in modules} >= {"__init__.py", "shell.py", "dockerfile.py"}
+    assert {p.name for p in modules} >= {"__init__.py", "shell.py", "dockerfile.py", "toml.py"}
     for path in modules:
         for name in _imports(path):
             parts = name.split(".")
@@ -103,3 +105,43 @@ def test_array_elements_keep_their_spans_and_paths_are_marked() -> None:
     ]
     first = arrays[0][0]
     assert [text[w.token.span.start : w.token.span.end] for w in first] == ["--tp", "8", "--dp", "2"]
+
+
+# -- TOML ---------------------------------------------------------------------------------------
+
+
+def test_toml_problem_is_located_and_worded_once() -> None:
+    problem = toml.parse("[a]\nx = 1 2\n")
+    assert problem == SyntaxProblem("TOML syntax error: Expected newline or end of document after a statement", Span(10, 11))
+    assert toml.parse("x = 1\r\ny = \r\n") == SyntaxProblem("TOML syntax error: Invalid value", Span(11, 11))  # at the line end
+    assert toml.parse('x = "') == SyntaxProblem("TOML syntax error: Unterminated string", Span(5, 5))  # end of document
+
+
+def test_toml_nested_too_deeply_is_a_problem_where_the_nesting_starts() -> None:
+    text = "x = " + "[" * 3000 + "]" * 3000 + "\n"
+    problem = toml.parse(text)
+    assert isinstance(problem, SyntaxProblem) and problem.span == Span(103, 104)
+    assert "nested too deeply" in problem.message
+
+
+def test_toml_locator_paths() -> None:
+    text = '"k\\u0041" = 1\n[[pkg]]\nname = "a"\n[pkg.meta]\nreq = [ { name = "x" } ]\n' "[[pkg]]\nname = '''\nb'''\n"
+    assert isinstance(toml.parse(text), dict)
+    pos = toml.locate(text)
+
+    def cut(span: Span | None) -> str:
+        assert span is not None
+        return text[span.start : span.end]
+
+    assert cut(pos.keys[("kA",)]) == '"k\\u0041"'  # keys are decoded, as tomllib's tables hold them
+    assert cut(pos.values[("pkg", 0, "name")]) == '"a"'
+    assert cut(pos.string_content(("pkg", 0, "meta", "req", 0, "name"), text, "x")) == "x"
+    assert [cut(s) for s in pos.items(("pkg", 0, "meta", "req"))] == ['{ name = "x" }']
+    assert cut(pos.strings[("pkg", 1, "name")].content) == "b"  # after the leading newline
+    assert cut(pos.tables[("pkg", 1)]) == "[[pkg]]" and cut(pos.keys[("pkg",)]) == "pkg"
+    assert [h.path for h in pos.headers] == [("pkg", 0), ("pkg", 0, "meta"), ("pkg", 1)]
+
+
+def test_toml_locator_is_partial_on_text_it_cannot_follow() -> None:
+    pos = toml.locate('a = 1\nb = "unterminated\nc = 3\n')
+    assert ("a",) in pos.values and ("c",) not in pos.values

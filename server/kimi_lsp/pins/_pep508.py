@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion
@@ -16,6 +17,9 @@ from packaging.version import InvalidVersion
 from kimi_lsp._record import dataclass
 from kimi_lsp.pins.model import Pin, PinProblem, PinSource
 from kimi_lsp.text import Located, Span
+
+if TYPE_CHECKING:
+    from kimi_lsp.workspace import SourceText
 
 _CANON = re.compile(r"[-_.]+")
 
@@ -402,238 +406,12 @@ def failed_source(path: Path, fmt: str, message: str, *, is_lock: bool = False) 
     return PinSource(path, fmt, is_lock, (), problems=(PinProblem(message, Span(0, 0)),))
 
 
-# -- TOML locations -------------------------------------------------------------------------
-# tomllib gives values but no positions, tomlkit neither. This scanner walks the raw text of a
-# document that tomllib already accepted and records, for every key path, where its key and
-# value sit. Paths are tuples of keys and array indices: ("project", "dependencies", 0).
+def parse_toml(source: SourceText) -> dict[str, Any] | PinProblem:
+    """A TOML pin file's tables, or its syntax problem (as ``syntax/toml.py`` words and places it)."""
+    from kimi_lsp.syntax import SyntaxProblem
+    from kimi_lsp.syntax.toml import parse  # lazily: a YAML-only run never loads tomllib
 
-
-@dataclass(frozen=True, slots=True)
-class TomlString:
-    literal: Span  # the whole literal, quotes included
-    content: Span  # between the quotes (after a multi-line string's leading newline)
-
-
-@dataclass
-class TomlLocations:
-    keys: dict[tuple, Span]  # the last key segment as written (quotes included)
-    values: dict[tuple, Span]  # any value: string, array, inline table, scalar
-    strings: dict[tuple, TomlString]
-
-    def string_content(self, path: tuple, text: str, value: str) -> Span | None:
-        """Span of the string's content when it maps 1:1 onto ``value`` (no escapes)."""
-        loc = self.strings.get(path)
-        if loc is None:
-            return None
-        if text[loc.content.start : loc.content.end] != value:
-            return None
-        return loc.content
-
-
-_BARE_KEY_RE = re.compile(r"[A-Za-z0-9_-]+")
-
-
-class _TomlScanner:
-    def __init__(self, text: str) -> None:
-        self.t = text
-        self.i = 0
-        self.locs = TomlLocations({}, {}, {})
-        self.aot_count: dict[tuple, int] = {}
-
-    # low level
-    def _ws(self) -> None:
-        t = self.t
-        while self.i < len(t) and t[self.i] in " \t":
-            self.i += 1
-
-    def _ws_nl(self) -> None:
-        t = self.t
-        while self.i < len(t):
-            c = t[self.i]
-            if c in " \t\r\n":
-                self.i += 1
-            elif c == "#":
-                self._to_eol()
-            else:
-                break
-
-    def _to_eol(self) -> None:
-        nl = self.t.find("\n", self.i)
-        self.i = len(self.t) if nl < 0 else nl
-
-    def _key_segment(self) -> tuple[str, Span]:
-        t, i = self.t, self.i
-        if i < len(t) and t[i] in "\"'":
-            lit, _content, value = self._string()
-            return value, lit
-        m = _BARE_KEY_RE.match(t, i)
-        if not m:
-            raise ValueError(f"bad key at {i}")
-        self.i = m.end()
-        return m.group(0), Span(m.start(), m.end())
-
-    def _dotted_key(self) -> list[tuple[str, Span]]:
-        segs = [self._key_segment()]
-        while True:
-            self._ws()
-            if self.i < len(self.t) and self.t[self.i] == ".":
-                self.i += 1
-                self._ws()
-                segs.append(self._key_segment())
-            else:
-                return segs
-
-    def _string(self) -> tuple[Span, Span, str]:
-        """At a quote: (literal span, content span, decoded value best-effort)."""
-        t, start = self.t, self.i
-        q = t[start]
-        if t.startswith(q * 3, start):
-            j = start + 3
-            c0 = j
-            if t.startswith("\r\n", j):
-                c0 = j + 2
-            elif t.startswith("\n", j):
-                c0 = j + 1
-            k = j
-            while True:
-                k = t.find(q * 3, k)
-                if k < 0:
-                    raise ValueError("unterminated multi-line string")
-                if q == '"' and _escaped(t, k):
-                    k += 1
-                    continue
-                break
-            # up to two extra quotes right before the closing delimiter belong to the content
-            end = k + 3
-            while end < len(t) and t[end] == q and end - (k + 3) < 2:
-                end += 1
-            content = Span(c0, end - 3)
-            self.i = end
-            return Span(start, end), content, t[c0 : end - 3]
-        j = start + 1
-        while j < len(t):
-            c = t[j]
-            if c == "\\" and q == '"':
-                j += 2
-                continue
-            if c == q:
-                break
-            if c == "\n":
-                raise ValueError("newline in string")
-            j += 1
-        self.i = j + 1
-        return Span(start, j + 1), Span(start + 1, j), t[start + 1 : j]
-
-    # structure
-    def run(self) -> TomlLocations:
-        table: tuple = ()
-        t = self.t
-        while True:
-            self._ws_nl()
-            if self.i >= len(t):
-                break
-            if t[self.i] == "[":
-                table = self._header()
-            else:
-                self._keyval(table)
-            self._ws()
-            if self.i < len(t) and t[self.i] == "#":
-                self._to_eol()
-        return self.locs
-
-    def _resolve(self, keys: list[str]) -> tuple:
-        out: tuple = ()
-        for k in keys:
-            out = (*out, k)
-            if out in self.aot_count:
-                out = (*out, self.aot_count[out] - 1)
-        return out
-
-    def _header(self) -> tuple:
-        t = self.t
-        aot = t.startswith("[[", self.i)
-        self.i += 2 if aot else 1
-        self._ws()
-        segs = self._dotted_key()
-        self._ws()
-        self.i += 2 if aot else 1
-        keys = [s for s, _ in segs]
-        parent = self._resolve(keys[:-1])
-        path = (*parent, keys[-1])
-        self.locs.keys.setdefault(path, segs[-1][1])
-        if aot:
-            self.aot_count[path] = self.aot_count.get(path, 0) + 1
-            return (*path, self.aot_count[path] - 1)
-        return path
-
-    def _keyval(self, table: tuple) -> None:
-        segs = self._dotted_key()
-        path = table
-        for s, sp in segs:
-            path = (*path, s)
-            self.locs.keys.setdefault(path, sp)
-        self._ws()
-        if self.i >= len(self.t) or self.t[self.i] != "=":
-            raise ValueError(f"expected '=' at {self.i}")
-        self.i += 1
-        self._ws()
-        self._value(path)
-
-    def _value(self, path: tuple) -> None:
-        t = self.t
-        start = self.i
-        c = t[start] if start < len(t) else ""
-        if c in "\"'":
-            lit, content, _ = self._string()
-            self.locs.strings[path] = TomlString(lit, content)
-        elif c == "[":
-            self.i += 1
-            idx = 0
-            while True:
-                self._ws_nl()
-                if self.i >= len(t):
-                    raise ValueError("unterminated array")
-                if t[self.i] == "]":
-                    self.i += 1
-                    break
-                self._value((*path, idx))
-                idx += 1
-                self._ws_nl()
-                if self.i < len(t) and t[self.i] == ",":
-                    self.i += 1
-        elif c == "{":
-            self.i += 1
-            while True:
-                self._ws_nl()  # TOML 1.1 allows newlines in inline tables; be lenient
-                if self.i >= len(t):
-                    raise ValueError("unterminated inline table")
-                if t[self.i] == "}":
-                    self.i += 1
-                    break
-                if t[self.i] == ",":
-                    self.i += 1
-                    continue
-                self._keyval(path)
-        else:
-            m = re.compile(r"[^,\]\}#\r\n]*").match(t, start)
-            end = m.end() if m else start
-            while end > start and t[end - 1] in " \t":
-                end -= 1
-            self.i = end
-        self.locs.values[path] = Span(start, self.i)
-
-
-def _escaped(t: str, k: int) -> bool:
-    n = 0
-    while k - n - 1 >= 0 and t[k - n - 1] == "\\":
-        n += 1
-    return n % 2 == 1
-
-
-def locate_toml(text: str) -> TomlLocations:
-    """Positions of keys and values in ``text``; partial (never raising) on text it cannot follow."""
-    scanner = _TomlScanner(text)
-    try:
-        return scanner.run()
-    except (ValueError, IndexError):
-        return scanner.locs
+    data = parse(source.text)
+    if isinstance(data, SyntaxProblem):
+        return PinProblem(f"{source.path.name}: {data.message}", data.span)
+    return data

@@ -18,7 +18,6 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from kimi_lsp._record import dataclass, field
-from kimi_lsp._toml import tomllib
 from kimi_lsp.pins.locks import LOCK_FORMATS, read_lock
 from kimi_lsp.pins.model import PinProblem, PinSource
 from kimi_lsp.text import Span
@@ -389,10 +388,10 @@ def _uv_workspace_globs(pyproject: Path, workspace: Workspace) -> tuple[tuple[st
         return hit[1]
     globs = None
     if isinstance(src, SourceText):
-        try:
-            data = tomllib.loads(src.text)
-        except (tomllib.TOMLDecodeError, RecursionError):  # tomllib recurses per nesting level
-            data = {}
+        from kimi_lsp.syntax.toml import parse  # lazily: a YAML-only run never loads tomllib
+
+        got = parse(src.text)
+        data = got if isinstance(got, dict) else {}
         table = data.get("tool", {}).get("uv", {}).get("workspace") if isinstance(data.get("tool"), dict) else None
         if isinstance(table, dict):
             members = tuple(m for m in table.get("members", []) if isinstance(m, str))

@@ -7,9 +7,9 @@ its ``name`` line through its ``version`` line, so a diagnostic's related locati
 ``spec_span`` is always None: a lock is never edited by hand (§0.1) — the fix edits the manifest
 and ``relock_command`` regenerates the lock.
 
-Values come from the real parsers (tomllib, a small JSON scanner, PyYAML's composer); positions
-come from scanning the text, because tomllib has none. A broken file becomes a ``PinProblem``;
-no reader raises.
+Values come from the real parsers (tomllib, a small JSON scanner, PyYAML's composer); TOML
+positions from ``syntax/toml.py``'s locator, because tomllib has none. A broken file becomes a
+``PinProblem``; no reader raises.
 
 uv.lock also echoes the manifest's requirements (``[package.metadata] requires-dist``,
 ``requires-dev``, ``[manifest] constraints/overrides``). Those are not what gets installed, so
@@ -22,15 +22,17 @@ import bisect
 import json
 import re
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
 from kimi_lsp._record import dataclass
-from kimi_lsp._toml import tomllib
 from kimi_lsp.pins.model import Pin, PinProblem, PinSource
 from kimi_lsp.text import Located, Span
 from kimi_lsp.workspace import SourceText
+
+if TYPE_CHECKING:
+    from kimi_lsp.syntax.toml import KeyPath, TomlPositions
 
 # PinSource.format of every lock this module reads.
 _CANON = re.compile(r"[-_.]+")
@@ -125,125 +127,7 @@ def _entry_group(groups: Any, main: str) -> str | None:
     return names[0]
 
 
-# -- TOML: tables and key lines ------------------------------------------------------------
-
-# A table header on a line of its own. Tool-written locks never start an array item with `[`
-# on a fresh line, so this does not confuse array contents with headers.
-_HEADER_RE = re.compile(r"^[ \t]*(\[\[?)[ \t]*([^\[\]\r\n#]+?)[ \t]*(\]\]?)[ \t]*(?:#[^\r\n]*)?\r?$", re.MULTILINE)
-_KEY_PART_RE = re.compile(r'"((?:[^"\\]|\\.)*)"|\'([^\']*)\'|([A-Za-z0-9_-]+)')
-_BASIC_STR_RE = re.compile(r'"((?:[^"\\\r\n]|\\.)*)"')
-_LITERAL_STR_RE = re.compile(r"'([^'\r\n]*)'")
-_TOML_POS_RE = re.compile(r"line (\d+), column (\d+)")
-
-
-@dataclass(frozen=True, slots=True)
-class _Table:
-    key: tuple[str, ...]
-    array: bool
-    header: Span  # the header line's text
-    body: Span  # from after the header line to the next header (or the end)
-
-
-def _tables(text: str) -> list[_Table]:
-    heads: list[tuple[tuple[str, ...], bool, Span]] = []
-    for m in _HEADER_RE.finditer(text):
-        opening, inner, closing = m.group(1), m.group(2), m.group(3)
-        if len(opening) != len(closing):
-            continue
-        parts = tuple(a or b or c for a, b, c in _KEY_PART_RE.findall(inner))
-        if not parts:
-            continue
-        end = m.end()
-        if text.endswith("\r", 0, end):
-            end -= 1
-        heads.append((parts, len(opening) == 2, Span(m.start() + len(m.group(0)) - len(m.group(0).lstrip()), end)))
-    out: list[_Table] = []
-    for i, (key, array, header) in enumerate(heads):
-        body_end = heads[i + 1][2].start if i + 1 < len(heads) else len(text)
-        out.append(_Table(key, array, header, Span(min(header.end + 1, body_end), body_end)))
-    return out
-
-
-_KEY_PATTERNS: dict[tuple[str, bool], re.Pattern[str]] = {}
-
-
-def _key_string(text: str, body: Span, key: str, *, own_line: bool = True) -> tuple[Located[str], Span] | None:
-    """The string value of ``key = "..."`` inside ``body``, written on its own line unless
-    ``own_line`` is False (inline tables): (value located by its content, span of the key/value)."""
-    pattern = _KEY_PATTERNS.get((key, own_line))
-    if pattern is None:
-        lead = r"^[ \t]*" if own_line else r"(?<![\w-])"
-        pattern = re.compile(rf"{lead}(?:{re.escape(key)}|\"{re.escape(key)}\"|'{re.escape(key)}')[ \t]*=[ \t]*", re.MULTILINE)
-        _KEY_PATTERNS[(key, own_line)] = pattern
-    m = pattern.search(text, body.start, body.end)
-    if m is None:
-        return None
-    s = _BASIC_STR_RE.match(text, m.end()) or _LITERAL_STR_RE.match(text, m.end())
-    if s is None:
-        return None
-    key_start = m.start() + len(m.group(0)) - len(m.group(0).lstrip())
-    return Located(s.group(1), Span(s.start(1), s.end(1))), Span(key_start, s.end())
-
-
-def _array_open(text: str, body: Span, key: str) -> int | None:
-    """Offset of the ``[`` that opens ``key = [`` inside ``body``."""
-    pattern = re.compile(rf"^[ \t]*(?:{re.escape(key)}|\"{re.escape(key)}\")[ \t]*=[ \t]*\[", re.MULTILINE)
-    m = pattern.search(text, body.start, body.end)
-    return m.end() - 1 if m else None
-
-
-def _array_items(text: str, open_at: int) -> list[Span]:
-    """Spans of the top-level items of the TOML array opening at ``open_at`` (strings, comments
-    and nested arrays/tables skipped over)."""
-    items: list[Span] = []
-    depth = 0
-    i = open_at
-    start: int | None = None
-    last = open_at
-    n = len(text)
-    while i < n:
-        c = text[i]
-        if c in "\"'":
-            if depth == 1 and start is None:
-                start = i
-            quote = c
-            i += 1
-            while i < n and text[i] != quote:
-                if quote == '"' and text[i] == "\\":
-                    i += 1
-                i += 1
-            last = i + 1
-        elif c == "#":
-            while i < n and text[i] not in "\r\n":
-                i += 1
-            continue
-        elif c in "[{":
-            if depth == 1 and start is None:
-                start = i
-            depth += 1
-        elif c in "]}":
-            depth -= 1
-            if depth == 0:
-                if start is not None:
-                    items.append(Span(start, last))
-                return items
-            last = i + 1
-        elif c == "," and depth == 1:
-            if start is not None:
-                items.append(Span(start, last))
-            start = None
-        elif not c.isspace():
-            if depth == 1 and start is None:
-                start = i
-            last = i + 1
-        i += 1
-    return items
-
-
-def _toml_problem(source: SourceText, exc: Exception) -> PinProblem:
-    m = _TOML_POS_RE.search(str(exc))
-    off = source.lines.offset(int(m.group(1)) - 1, int(m.group(2)) - 1) if m else 0
-    return PinProblem(f"{source.path.name} is not valid TOML: {exc}", Span(off, off))
+# -- TOML locks ------------------------------------------------------------------------------
 
 
 def _line_end(source: SourceText, offset: int) -> int:
@@ -260,9 +144,6 @@ def _entry_span(source: SourceText, name_kv: Span | None, version_kv: Span | Non
     return Span(start, max(end, _line_end(source, end)))
 
 
-# -- TOML locks ------------------------------------------------------------------------------
-
-
 # Artifact lists (wheel/sdist URLs and hashes) are most of a lock's text and none of what is
 # read from it; they become comments before parsing (the parser skips a comment line at C speed,
 # blank space character by character). Only lines the tools write on their own are touched, and
@@ -276,11 +157,55 @@ _ARTIFACTS = re.compile(
 _SKIPPABLE = {"uv.lock", "poetry.lock", "pdm.lock"}
 
 
+@dataclass(frozen=True, slots=True)
+class _ParsedLock:
+    data: dict[str, Any]
+    positions: TomlPositions
+    artifacts: tuple[int, ...]  # where each artifact list left out of the parse starts
+
+
+def _parse_toml_lock(source: SourceText, fmt: str) -> _ParsedLock | PinProblem:
+    """The lock's tables and positions; artifact lists are left out of both where the tool writes
+    them on lines of their own (offsets unchanged: the locator reads them as one blank comment)."""
+    from kimi_lsp.pins._pep508 import parse_toml
+    from kimi_lsp.syntax import SyntaxProblem
+    from kimi_lsp.syntax.toml import locate, parse
+
+    text = source.text
+    if fmt not in _SKIPPABLE:
+        data = parse_toml(source)
+        return data if isinstance(data, PinProblem) else _ParsedLock(data, locate(text), ())
+    # Only the values are read from the parse, so the artifact lists can be left out altogether:
+    # tomllib skips a comment line only some ten Python calls at a time, and these are most of a
+    # lock's lines.
+    starts: list[int] = []
+    pieces: list[str] = []
+    blanked: list[str] = []
+    last = 0
+    for m in _ARTIFACTS.finditer(text):
+        starts.append(m.start())
+        pieces.append(text[last : m.start()])
+        blanked.append(text[last : m.start()])
+        blanked.append("#" + " " * (m.end() - m.start() - 1))
+        last = m.end()
+    pieces.append(text[last:])
+    blanked.append(text[last:])
+    got = parse("".join(pieces))
+    if isinstance(got, SyntaxProblem):
+        # the error's line and column must be the file's: parse it as written (artifact lists as
+        # comments, line by line)
+        data = parse_toml(SourceText(source.path, _without_artifacts(text)))
+        if isinstance(data, PinProblem):
+            return data
+        got = data
+    return _ParsedLock(got, locate("".join(blanked)), tuple(starts))
+
+
 def _without_artifacts(text: str) -> str:
     return _ARTIFACTS.sub(lambda m: "\n".join(_as_comment(line) for line in m.group(0).split("\n")), text)
 
 
-def _has_artifact(starts: list[int], body: Span) -> bool:
+def _has_artifact(starts: tuple[int, ...], body: Span) -> bool:
     i = bisect.bisect_left(starts, body.start)
     return i < len(starts) and starts[i] < body.end
 
@@ -294,29 +219,10 @@ def _as_comment(line: str) -> str:
 
 
 def _read_toml_lock(source: SourceText, fmt: str, tool: str | None, array: str) -> PinSource:
-    artifacts: list[int] = []
-    try:
-        if fmt in _SKIPPABLE:
-            # Only the values are read from the parse (positions come from scanning the file), so
-            # the artifact lists can be left out altogether: tomllib skips a comment line only
-            # some ten Python calls at a time, and these are most of a lock's lines.
-            pieces: list[str] = []
-            last = 0
-            for m in _ARTIFACTS.finditer(source.text):
-                artifacts.append(m.start())
-                pieces.append(source.text[last : m.start()])
-                last = m.end()
-            pieces.append(source.text[last:])
-            try:
-                data = tomllib.loads("".join(pieces))
-            except tomllib.TOMLDecodeError:
-                # the error's line and column must be the file's: parse it as written
-                data = tomllib.loads(_without_artifacts(source.text))
-        else:
-            data = tomllib.loads(source.text)
-    except tomllib.TOMLDecodeError as exc:
-        problem = _toml_problem(source, exc)
-        return PinSource(source.path, fmt, True, (), tool=tool, relock_command=RELOCK.get(fmt), problems=(problem,))
+    parsed = _parse_toml_lock(source, fmt)
+    if isinstance(parsed, PinProblem):
+        return PinSource(source.path, fmt, True, (), tool=tool, relock_command=RELOCK.get(fmt), problems=(parsed,))
+    data, pos = parsed.data, parsed.positions
     if fmt == "pylock":
         tool, relock = _pylock_producer(source, data)
     else:
@@ -330,58 +236,57 @@ def _read_toml_lock(source: SourceText, fmt: str, tool: str | None, array: str) 
     if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
         problems.append(PinProblem(f"{source.path.name}: `{array}` is not an array of tables", Span(0, 0)))
         return PinSource(source.path, fmt, True, (), tool=tool, relock_command=relock, problems=tuple(problems))
-    tables = [t for t in _tables(source.text) if t.key == (array,) and t.array]
-    if len(tables) != len(entries):
-        tables = []  # written as an inline array: locate each entry by its name instead
+    # an entry's section: from its [[header]] to the next header (or the end)
+    bodies: dict[KeyPath, Span] = {}
+    headers = pos.headers
+    for k, h in enumerate(headers):
+        bodies[h.path] = Span(h.span.end, headers[k + 1].span.start if k + 1 < len(headers) else len(source.text))
     pins: list[Pin] = []
-    search_from = 0
     for i, entry in enumerate(entries):
-        if tables:
-            body, header, own_line = tables[i].body, tables[i].header, True
-        else:
-            body = _inline_entry_body(source.text, entry, search_from)
-            header, own_line = Span(body.start, body.start), False
+        path: KeyPath = (array, i)
+        header = pos.tables.get(path)
+        body = bodies.get(path)
+        if header is None or body is None:  # written as an inline array: the entry is its `{...}`
+            body = pos.values.get(path) or Span(0, 0)
+            name_key = pos.keys.get((*path, "name"))
+            at = name_key.start if name_key is not None else body.start
+            header = Span(at, at)
         # an entry whose files/wheels were left out of the parse is still hashed
-        pin, problem = _toml_entry_pin(source, fmt, entry, body, header, own_line, _has_artifact(artifacts, body))
+        pin, problem = _toml_entry_pin(source, fmt, entry, pos, path, header, _has_artifact(parsed.artifacts, body))
         if pin is not None:
             pins.append(pin)
-            search_from = max(search_from, pin.span.end)
         if problem is not None:
             problems.append(problem)
     return PinSource(source.path, fmt, True, tuple(pins), tool=tool, relock_command=relock, problems=tuple(problems))
 
 
-def _inline_entry_body(text: str, entry: dict, start: int) -> Span:
-    """For entries written as inline tables: from the entry's ``name`` to its closing brace."""
-    name = entry.get("name")
-    if isinstance(name, str):
-        m = re.search(rf"(?<![\w-])name[ \t]*=[ \t]*[\"']{re.escape(name)}[\"']", text[start:])
-        if m:
-            begin = start + m.start()
-            close = text.find("}", begin)
-            return Span(begin, close if close >= 0 else len(text))
-    return Span(start, start)
+def _string_at(source: SourceText, pos: TomlPositions, path: KeyPath) -> tuple[Span, Span] | None:
+    """A string value's content and its key/value (key start to closing quote)."""
+    key, string = pos.keys.get(path), pos.strings.get(path)
+    if key is None or string is None:
+        return None
+    return string.content, Span(key.start, string.literal.end)
 
 
 def _toml_entry_pin(
-    source: SourceText, fmt: str, entry: dict, body: Span, header: Span, own_line: bool = True,
+    source: SourceText, fmt: str, entry: dict[str, Any], pos: TomlPositions, path: KeyPath, header: Span,
     artifacts_left_out: bool = False,
 ) -> tuple[Pin | None, PinProblem | None]:
     text = source.text
     name = entry.get("name")
     if not isinstance(name, str) or not name:
         return None, PinProblem(f"{source.path.name}: a package entry has no name", header)
-    name_at = _key_string(text, body, "name", own_line=own_line)
+    name_at = _string_at(source, pos, (*path, "name"))
     version = entry.get("version")
     if version is not None and not isinstance(version, str):
         where = name_at[1] if name_at else header
         return None, PinProblem(f"{source.path.name}: {name} has a version that is not a string", where)
-    version_at = _key_string(text, body, "version", own_line=own_line)
+    version_at = _string_at(source, pos, (*path, "version"))
     if version is None and fmt == "pylock":
         version = _pylock_version_from_files(entry, _canonical(name))
-    if name_at is not None and name_at[0].value != name:
+    if name_at is not None and text[name_at[0].start : name_at[0].end] != name:
         name_at = None  # escapes in the name: keep the header as its position
-    written = name_at[0] if name_at else Located(name, header)
+    written = Located(name, name_at[0]) if name_at else Located(name, header)
     span = _entry_span(source, name_at[1] if name_at else None, version_at[1] if version_at else None, header)
     marker = entry.get("marker") or entry.get("markers")
     if fmt == "uv.lock":
@@ -467,65 +372,52 @@ def uv_lock_requirements(source: SourceText) -> tuple[Pin, ...]:
     (``override=True``). ``version`` is set only for a sole ``==`` clause. Empty on a broken file.
     """
     try:
-        data = tomllib.loads(source.text)
-        return tuple(_uv_echoes(source, data))
+        parsed = _parse_toml_lock(source, "uv.lock")
+        return () if isinstance(parsed, PinProblem) else tuple(_uv_echoes(source, parsed))
     except Exception:  # noqa: BLE001 - the lock itself reports its problems through read_uv_lock
         return ()
 
 
-def _uv_echoes(source: SourceText, data: dict) -> list[Pin]:
-    text = source.text
-    tables = _tables(text)
+def _uv_echoes(source: SourceText, parsed: _ParsedLock) -> list[Pin]:
+    data, pos = parsed.data, parsed.positions
     out: list[Pin] = []
     manifest = data.get("manifest")
     if isinstance(manifest, dict):
-        body = next((t.body for t in tables if t.key == ("manifest",)), None)
         for key, flags in (("constraints", {"constraint": True}), ("overrides", {"override": True})):
-            out.extend(_echo_list(source, body, key, manifest.get(key), None, flags))
+            out.extend(_echo_list(source, pos, ("manifest", key), manifest.get(key), None, flags))
     packages = data.get("package")
     if not isinstance(packages, list):
         return out
-    index = -1
-    for t in tables:
-        if t.key == ("package",) and t.array:
-            index += 1
-            continue
-        if index < 0 or index >= len(packages) or not isinstance(packages[index], dict):
-            continue
-        meta = packages[index].get("metadata")
+    for index, package in enumerate(packages):
+        meta = package.get("metadata") if isinstance(package, dict) else None
         if not isinstance(meta, dict):
             continue
-        if t.key == ("package", "metadata"):
-            out.extend(_echo_list(source, t.body, "requires-dist", meta.get("requires-dist"), None, {}))
-        elif t.key == ("package", "metadata", "requires-dev"):
-            dev = meta.get("requires-dev")
-            if isinstance(dev, dict):
-                for group, items in dev.items():
-                    out.extend(_echo_list(source, t.body, group, items, group, {}))
+        path: KeyPath = ("package", index, "metadata")
+        out.extend(_echo_list(source, pos, (*path, "requires-dist"), meta.get("requires-dist"), None, {}))
+        dev = meta.get("requires-dev")
+        if isinstance(dev, dict):
+            for group, items in dev.items():
+                out.extend(_echo_list(source, pos, (*path, "requires-dev", group), items, group, {}))
     return out
 
 
-def _echo_list(source: SourceText, body: Span | None, key: str, items: Any, group: str | None, flags: dict) -> list[Pin]:
+def _echo_list(
+    source: SourceText, pos: TomlPositions, path: KeyPath, items: Any, group: str | None, flags: dict[str, Any]
+) -> list[Pin]:
     if not isinstance(items, list):
         return []
-    text = source.text
-    spans: list[Span] = []
-    if body is not None:
-        at = _array_open(text, body, key)
-        if at is not None:
-            spans = _array_items(text, at)
+    spans = pos.items(path)
     if len(spans) != len(items):
-        spans = []
+        spans = ()
+    fallback = pos.value_or_table(path[:-1]) or Span(0, 0)
     out: list[Pin] = []
     for i, item in enumerate(items):
         if not isinstance(item, dict) or not isinstance(item.get("name"), str):
             continue
         name = item["name"]
-        span = spans[i] if spans else (body or Span(0, 0))
-        written = Located(name, span)
-        m = re.search(r"\bname\s*=\s*\"((?:[^\"\\]|\\.)*)\"", text[span.start : span.end]) if spans else None
-        if m and m.group(1) == name:
-            written = Located(name, Span(span.start + m.start(1), span.start + m.end(1)))
+        span = spans[i] if spans else fallback
+        content = pos.string_content((*path, i, "name"), source.text, name) if spans else None
+        written = Located(name, content or span)
         spec = re.sub(r"\s+", "", item.get("specifier") or "") if isinstance(item.get("specifier"), str) else ""
         extras = item.get("extras") if isinstance(item.get("extras"), list) else ()
         marker = item.get("marker") if isinstance(item.get("marker"), str) else None

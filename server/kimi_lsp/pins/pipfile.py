@@ -5,10 +5,9 @@ Values are ``"==0.6.10"``, ``"*"``, or ``{version = "==0.6.10", extras = [...], 
 """
 from __future__ import annotations
 
-from kimi_lsp._toml import tomllib
-from kimi_lsp.pins._pep508 import failed_source, locate_toml
-from kimi_lsp.pins.model import PinSource
-from kimi_lsp.pins.pyproject import _Collector, _toml_problem
+from kimi_lsp.pins._pep508 import failed_source, parse_toml
+from kimi_lsp.pins.model import PinProblem, PinSource
+from kimi_lsp.pins.pyproject import _Collector
 from kimi_lsp.workspace import SourceText, Workspace
 
 # Top-level tables of a Pipfile that are not package categories.
@@ -16,14 +15,13 @@ _NOT_CATEGORIES = {"source", "requires", "pipenv", "scripts"}
 
 
 def read_pipfile(source: SourceText, workspace: Workspace | None = None) -> PinSource:
+    from kimi_lsp.syntax.toml import locate
+
+    data = parse_toml(source)
+    if isinstance(data, PinProblem):
+        return PinSource(source.path, "Pipfile", False, (), tool="pipenv", problems=(data,))
     try:
-        data = tomllib.loads(source.text)
-    except tomllib.TOMLDecodeError as exc:
-        return PinSource(source.path, "Pipfile", False, (), tool="pipenv", problems=(_toml_problem(source, exc),))
-    except Exception as exc:
-        return failed_source(source.path, "Pipfile", f"could not read {source.path.name}: {exc}")
-    try:
-        c = _Collector(source, locate_toml(source.text))
+        c = _Collector(source, locate(source.text))
         for category, table in data.items():
             if category in _NOT_CATEGORIES or not isinstance(table, dict):
                 continue

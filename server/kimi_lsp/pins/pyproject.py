@@ -1,6 +1,6 @@
 """pyproject.toml: PEP 621, PEP 735, [tool.uv], [tool.poetry], [tool.pdm] dependency pins.
 
-Values come from tomllib; positions from ``locate_toml`` over the raw text, so a pin's
+Values and positions come from ``syntax/toml.py`` (``parse``, ``locate``), so a pin's
 ``spec_span`` is the written specifier inside its string literal (quotes, comments and the
 other requirements untouched by a bump). Poetry constraints (``^0.6.10``, ``~0.6``, ``0.6.10``,
 ``>=1 <2``, ``a || b``) are converted to PEP 440 for ``Pin.specifier``; the written text stays in
@@ -10,16 +10,14 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from kimi_lsp._toml import tomllib
 from kimi_lsp.pins._pep508 import (
     OffsetMap,
-    TomlLocations,
     canonical,
     failed_source,
-    locate_toml,
     normalize_spec,
+    parse_toml,
     pin_from_string,
     sole_version,
     version_from_filename,
@@ -27,6 +25,9 @@ from kimi_lsp.pins._pep508 import (
 from kimi_lsp.pins.model import Pin, PinProblem, PinSource
 from kimi_lsp.text import Located, Span
 from kimi_lsp.workspace import SourceText, Workspace
+
+if TYPE_CHECKING:
+    from kimi_lsp.syntax.toml import TomlPositions
 
 # -- poetry constraints ------------------------------------------------------------------------
 
@@ -124,7 +125,7 @@ def _poetry_clause(op: str, version: str) -> list[str] | None:
 
 
 class _Collector:
-    def __init__(self, source: SourceText, locs: TomlLocations) -> None:
+    def __init__(self, source: SourceText, locs: TomlPositions) -> None:
         self.source = source
         self.text = source.text
         self.locs = locs
@@ -304,28 +305,19 @@ def _decide_tool(data: dict) -> str | None:
 
 def read_pyproject(source: SourceText, workspace: Workspace | None = None) -> PinSource:
     """Dependency pins of a pyproject.toml (format "pyproject"); never raises."""
+    from kimi_lsp.syntax.toml import locate
+
+    data = parse_toml(source)
+    if isinstance(data, PinProblem):
+        return PinSource(source.path, "pyproject", False, (), problems=(data,))
     try:
-        data = tomllib.loads(source.text)
-    except tomllib.TOMLDecodeError as exc:
-        return PinSource(source.path, "pyproject", False, (), problems=(_toml_problem(source, exc),))
+        return _read(source, data, locate(source.text))
     except Exception as exc:
         return failed_source(source.path, "pyproject", f"could not read {source.path.name}: {exc}")
-    try:
-        return _read(source, data)
-    except Exception as exc:
-        return failed_source(source.path, "pyproject", f"could not read {source.path.name}: {exc}")
 
 
-def _toml_problem(source: SourceText, exc: Exception) -> PinProblem:
-    m = re.search(r"line (\d+), column (\d+)", str(exc))
-    off = 0
-    if m:
-        off = source.lines.offset(int(m.group(1)) - 1, int(m.group(2)) - 1)
-    return PinProblem(f"invalid TOML: {exc}", Span(off, off))
-
-
-def _read(source: SourceText, data: dict) -> PinSource:
-    c = _Collector(source, locate_toml(source.text))
+def _read(source: SourceText, data: dict[str, Any], locs: TomlPositions) -> PinSource:
+    c = _Collector(source, locs)
     project = _table(data, "project")
     c.pep508_list(("project", "dependencies"), project.get("dependencies"))
     for extra, items in _table(project, "optional-dependencies").items():
