@@ -190,7 +190,7 @@ async def resolve(ls: KimiLanguageServer, action: T.CodeAction) -> T.CodeAction:
         if followups:
             action.command = commands.followup_command(commands.rerun_message("; ".join(followups)))
     if action.edit is None and ls.cap("text_document.code_action.disabled_support"):
-        action.disabled = T.CodeActionDisabledType(reason="no edit applies to the current text")
+        action.disabled = T.CodeActionDisabled(reason="no edit applies to the current text")
     return action
 
 
