@@ -98,7 +98,10 @@ class FixOutcome:
     refused: list[Refusal] = field(default_factory=list)
 
 
-def _fix_key(d: Diagnostic, f: Fix) -> tuple:
+_FixKey = tuple[str, str, str, tuple[str, ...]]  # code, file, fix title, edited files
+
+
+def _fix_key(d: Diagnostic, f: Fix) -> _FixKey:
     # stable across passes: spans move when an earlier edit in the same file changes its length
     return (d.code, str(d.path), f.title, tuple(str(e.path) for e in f.edits))
 
@@ -117,7 +120,7 @@ def fix_until_stable(
     """
     out = FixOutcome()
     originals: dict[Path, str] = {}
-    refused: dict[tuple, Refusal] = {}
+    refused: dict[_FixKey, Refusal] = {}
     verdicts: dict[Path, str | None] = {}
 
     def refuse(d: Diagnostic, f: Fix, reason: str) -> None:

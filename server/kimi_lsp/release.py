@@ -547,7 +547,7 @@ def yaml_pip_release(path: Path, workspace: Workspace) -> ReleaseResolution | No
     src = workspace.read(path)
     if not isinstance(src, SourceText) or not _INSTALLS_SGLANG.search(src.text):
         return None
-    memo: dict = workspace.__dict__.setdefault("_kimi_lsp_yaml_pip", {})
+    memo: dict[Path, tuple[SourceText, ReleaseResolution | None]] = workspace.__dict__.setdefault("_kimi_lsp_yaml_pip", {})
     hit = memo.get(path)
     if hit is not None and hit[0] is src:  # every launch of a large manifest asks once
         return hit[1]

@@ -414,13 +414,17 @@ class TomlString:
     content: Span  # between the quotes (after a multi-line string's leading newline)
 
 
+# A value's place in a TOML document: table keys, and array (or array-of-tables) indices.
+TomlPath = tuple[str | int, ...]
+
+
 @dataclass
 class TomlLocations:
-    keys: dict[tuple, Span]  # the last key segment as written (quotes included)
-    values: dict[tuple, Span]  # any value: string, array, inline table, scalar
-    strings: dict[tuple, TomlString]
+    keys: dict[TomlPath, Span]  # the last key segment as written (quotes included)
+    values: dict[TomlPath, Span]  # any value: string, array, inline table, scalar
+    strings: dict[TomlPath, TomlString]
 
-    def string_content(self, path: tuple, text: str, value: str) -> Span | None:
+    def string_content(self, path: TomlPath, text: str, value: str) -> Span | None:
         """Span of the string's content when it maps 1:1 onto ``value`` (no escapes)."""
         loc = self.strings.get(path)
         if loc is None:
@@ -438,7 +442,7 @@ class _TomlScanner:
         self.t = text
         self.i = 0
         self.locs = TomlLocations({}, {}, {})
-        self.aot_count: dict[tuple, int] = {}
+        self.aot_count: dict[TomlPath, int] = {}
 
     # low level
     def _ws(self) -> None:
@@ -526,7 +530,7 @@ class _TomlScanner:
 
     # structure
     def run(self) -> TomlLocations:
-        table: tuple = ()
+        table: TomlPath = ()
         t = self.t
         while True:
             self._ws_nl()
@@ -541,15 +545,15 @@ class _TomlScanner:
                 self._to_eol()
         return self.locs
 
-    def _resolve(self, keys: list[str]) -> tuple:
-        out: tuple = ()
+    def _resolve(self, keys: list[str]) -> TomlPath:
+        out: TomlPath = ()
         for k in keys:
             out = (*out, k)
             if out in self.aot_count:
                 out = (*out, self.aot_count[out] - 1)
         return out
 
-    def _header(self) -> tuple:
+    def _header(self) -> TomlPath:
         t = self.t
         aot = t.startswith("[[", self.i)
         self.i += 2 if aot else 1
@@ -566,7 +570,7 @@ class _TomlScanner:
             return (*path, self.aot_count[path] - 1)
         return path
 
-    def _keyval(self, table: tuple) -> None:
+    def _keyval(self, table: TomlPath) -> None:
         segs = self._dotted_key()
         path = table
         for s, sp in segs:
@@ -579,7 +583,7 @@ class _TomlScanner:
         self._ws()
         self._value(path)
 
-    def _value(self, path: tuple) -> None:
+    def _value(self, path: TomlPath) -> None:
         t = self.t
         start = self.i
         c = t[start] if start < len(t) else ""

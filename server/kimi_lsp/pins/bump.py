@@ -190,6 +190,8 @@ def _new_spec_text(old: str, pin: Pin, style: str, target: str, local: str | Non
     core = old.strip()
     pre = old[: len(old) - len(old.lstrip())]
     post = old[len(old.rstrip()) :]
+    new_core: str | None
+    pep: str | None
     if core in ("", "*"):
         new_core = f">={target}"
         pep = new_core

@@ -10,6 +10,7 @@ directory, so ``-r``/``-c`` are relative to it).
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 import yaml
 
@@ -18,6 +19,9 @@ from kimi_lsp.pins.model import Pin, PinProblem, PinSource
 from kimi_lsp.pins.requirements import read_line_string, read_requirements_tree, resolve_include
 from kimi_lsp.text import Located, Span
 from kimi_lsp.workspace import SourceText, Workspace
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 _CONDA_RE = re.compile(
     r"^(?:(?P<channel>[^\s:]+)::)?(?P<name>[A-Za-z0-9_][A-Za-z0-9_.-]*)(?P<rest>.*)$", re.S
@@ -162,7 +166,7 @@ def _read(source: SourceText, root: yaml.Node | None, workspace: Workspace | Non
     text = source.text
     pins: list[Pin] = []
     problems: list[PinProblem] = []
-    includes: list = []
+    includes: list[Path] = []
     deps = _mapping_get(root, "dependencies")
     if isinstance(deps, yaml.SequenceNode):
         for item in deps.value:

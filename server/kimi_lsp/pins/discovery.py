@@ -201,8 +201,7 @@ def _dispatch(fmt: str, src: SourceText, workspace: Workspace) -> tuple[PinSourc
     if fmt == "environment.yml":
         from kimi_lsp.pins import conda_env
 
-        tree = getattr(conda_env, "read_conda_env_tree", None)
-        return tree(src, workspace) if tree is not None else (conda_env.read_conda_env(src, workspace),)
+        return conda_env.read_conda_env_tree(src, workspace)
     return ()
 
 
@@ -268,7 +267,7 @@ def _dir_pin_files(d: Path, workspace: Workspace) -> tuple[Path, ...]:
     return result
 
 
-def _is_dir(entry: os.DirEntry) -> bool:
+def _is_dir(entry: os.DirEntry[str]) -> bool:
     try:
         return entry.is_dir()
     except OSError:

@@ -315,8 +315,8 @@ def _read_toml_lock(source: SourceText, fmt: str, tool: str | None, array: str) 
         else:
             data = tomllib.loads(source.text)
     except tomllib.TOMLDecodeError as exc:
-        problem = _toml_problem(source, exc)
-        return PinSource(source.path, fmt, True, (), tool=tool, relock_command=RELOCK.get(fmt), problems=(problem,))
+        return PinSource(source.path, fmt, True, (), tool=tool, relock_command=RELOCK.get(fmt),
+                         problems=(_toml_problem(source, exc),))
     if fmt == "pylock":
         tool, relock = _pylock_producer(source, data)
     else:
@@ -351,7 +351,7 @@ def _read_toml_lock(source: SourceText, fmt: str, tool: str | None, array: str) 
     return PinSource(source.path, fmt, True, tuple(pins), tool=tool, relock_command=relock, problems=tuple(problems))
 
 
-def _inline_entry_body(text: str, entry: dict, start: int) -> Span:
+def _inline_entry_body(text: str, entry: dict[str, Any], start: int) -> Span:
     """For entries written as inline tables: from the entry's ``name`` to its closing brace."""
     name = entry.get("name")
     if isinstance(name, str):
@@ -364,7 +364,7 @@ def _inline_entry_body(text: str, entry: dict, start: int) -> Span:
 
 
 def _toml_entry_pin(
-    source: SourceText, fmt: str, entry: dict, body: Span, header: Span, own_line: bool = True,
+    source: SourceText, fmt: str, entry: dict[str, Any], body: Span, header: Span, own_line: bool = True,
     artifacts_left_out: bool = False,
 ) -> tuple[Pin | None, PinProblem | None]:
     text = source.text
@@ -412,7 +412,7 @@ def _toml_entry_pin(
     return pin, None
 
 
-def _pylock_producer(source: SourceText, data: dict) -> tuple[str | None, str | None]:
+def _pylock_producer(source: SourceText, data: dict[str, Any]) -> tuple[str | None, str | None]:
     """(tool, relock command) for a pylock.toml from its ``created-by`` and header comment."""
     creator = data.get("created-by")
     tool = creator.split()[0].lower() if isinstance(creator, str) and creator.strip() else None
@@ -428,7 +428,7 @@ def _pylock_producer(source: SourceText, data: dict) -> tuple[str | None, str | 
     return tool, None
 
 
-def _pylock_version_from_files(entry: dict, name: str) -> str | None:
+def _pylock_version_from_files(entry: dict[str, Any], name: str) -> str | None:
     """PEP 751 lets a package omit ``version``; its wheel/sdist file names still carry one."""
     candidates: list[str] = []
     wheels = entry.get("wheels")
@@ -473,7 +473,7 @@ def uv_lock_requirements(source: SourceText) -> tuple[Pin, ...]:
         return ()
 
 
-def _uv_echoes(source: SourceText, data: dict) -> list[Pin]:
+def _uv_echoes(source: SourceText, data: dict[str, Any]) -> list[Pin]:
     text = source.text
     tables = _tables(text)
     out: list[Pin] = []
@@ -505,7 +505,7 @@ def _uv_echoes(source: SourceText, data: dict) -> list[Pin]:
     return out
 
 
-def _echo_list(source: SourceText, body: Span | None, key: str, items: Any, group: str | None, flags: dict) -> list[Pin]:
+def _echo_list(source: SourceText, body: Span | None, key: str, items: Any, group: str | None, flags: dict[str, Any]) -> list[Pin]:
     if not isinstance(items, list):
         return []
     text = source.text
@@ -527,7 +527,9 @@ def _echo_list(source: SourceText, body: Span | None, key: str, items: Any, grou
         if m and m.group(1) == name:
             written = Located(name, Span(span.start + m.start(1), span.start + m.end(1)))
         spec = re.sub(r"\s+", "", item.get("specifier") or "") if isinstance(item.get("specifier"), str) else ""
-        extras = item.get("extras") if isinstance(item.get("extras"), list) else ()
+        extras = item.get("extras")
+        if not isinstance(extras, list):
+            extras = ()
         marker = item.get("marker") if isinstance(item.get("marker"), str) else None
         out.append(
             Pin(
@@ -588,7 +590,7 @@ class _JsonScanner:
         return v
 
     def ws(self) -> None:
-        self.i = _JSON_WS_RE.match(self.t, self.i).end()  # type: ignore[union-attr]
+        self.i = _JSON_WS_RE.match(self.t, self.i).end()  # type: ignore[union-attr]  # `[ \t\r\n]*` always matches
 
     def value(self) -> _JValue:
         self.ws()
@@ -615,7 +617,7 @@ class _JsonScanner:
 
     def string(self) -> tuple[str, int]:
         try:
-            s, end = json.decoder.scanstring(self.t, self.i + 1)  # type: ignore[attr-defined]
+            s, end = json.decoder.scanstring(self.t, self.i + 1)  # type: ignore[attr-defined]  # public in CPython, not in typeshed
         except json.JSONDecodeError as exc:
             raise _JsonError(exc.msg, exc.pos) from None
         self.i = end

@@ -16,6 +16,7 @@ from kimi_lsp._toml import tomllib
 from kimi_lsp.pins._pep508 import (
     OffsetMap,
     TomlLocations,
+    TomlPath,
     canonical,
     failed_source,
     locate_toml,
@@ -131,7 +132,7 @@ class _Collector:
         self.pins: list[Pin] = []
         self.problems: list[PinProblem] = []
 
-    def _fallback(self, path: tuple) -> Span:
+    def _fallback(self, path: TomlPath) -> Span:
         for p in (path, path[:-1], path[:-2]):
             if p in self.locs.values:
                 return self.locs.values[p]
@@ -139,7 +140,7 @@ class _Collector:
                 return self.locs.keys[p]
         return Span(0, 0)
 
-    def pep508(self, path: tuple, value: Any, **kw: Any) -> None:
+    def pep508(self, path: TomlPath, value: Any, **kw: Any) -> None:
         """One PEP 508 string at ``path``."""
         if not isinstance(value, str):
             return
@@ -152,7 +153,7 @@ class _Collector:
         if draft.pin is not None:
             self.pins.append(draft.pin)
 
-    def pep508_list(self, path: tuple, value: Any, **kw: Any) -> None:
+    def pep508_list(self, path: TomlPath, value: Any, **kw: Any) -> None:
         if not isinstance(value, list):
             return
         for i, item in enumerate(value):
@@ -160,7 +161,7 @@ class _Collector:
 
     def keyed(
         self,
-        table_path: tuple,
+        table_path: TomlPath,
         name: str,
         value: Any,
         *,
@@ -180,7 +181,7 @@ class _Collector:
 
     def _keyed_one(
         self,
-        path: tuple,
+        path: TomlPath,
         name: str,
         key_span: Span,
         value: Any,
@@ -276,7 +277,7 @@ def _strip_span(text: str, span: Span) -> Span:
     return Span(a, b)
 
 
-def _table(data: Any, *keys: str) -> dict:
+def _table(data: Any, *keys: str) -> dict[str, Any]:
     cur = data
     for k in keys:
         if not isinstance(cur, dict):
@@ -285,7 +286,7 @@ def _table(data: Any, *keys: str) -> dict:
     return cur if isinstance(cur, dict) else {}
 
 
-def _decide_tool(data: dict) -> str | None:
+def _decide_tool(data: dict[str, Any]) -> str | None:
     tool = _table(data, "tool")
     backend = _table(data, "build-system").get("build-backend")
     poetry = _table(tool, "poetry")
@@ -324,7 +325,7 @@ def _toml_problem(source: SourceText, exc: Exception) -> PinProblem:
     return PinProblem(f"invalid TOML: {exc}", Span(off, off))
 
 
-def _read(source: SourceText, data: dict) -> PinSource:
+def _read(source: SourceText, data: dict[str, Any]) -> PinSource:
     c = _Collector(source, locate_toml(source.text))
     project = _table(data, "project")
     c.pep508_list(("project", "dependencies"), project.get("dependencies"))
@@ -347,7 +348,7 @@ def _read(source: SourceText, data: dict) -> PinSource:
         for n in names
     }
 
-    def poetry_table(path: tuple, table: dict, group: str | None) -> None:
+    def poetry_table(path: TomlPath, table: dict[str, Any], group: str | None) -> None:
         for name, value in table.items():
             if canonical(name) == "python":
                 continue  # the interpreter constraint, not a package
@@ -380,7 +381,7 @@ def _read(source: SourceText, data: dict) -> PinSource:
     )
 
 
-def _dynamic_files(path: Path, data: dict) -> tuple[Path, ...]:
+def _dynamic_files(path: Path, data: dict[str, Any]) -> tuple[Path, ...]:
     """``[tool.setuptools.dynamic] dependencies = {file = [...]}``: requirements files that are the
     real dependency list when ``[project] dynamic`` names dependencies."""
     dyn = _table(data, "tool", "setuptools", "dynamic")

@@ -7,7 +7,7 @@ applies select/ignore and suppressions.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from kimi_lsp._record import dataclass, field
 from kimi_lsp.diagnostics import Fix, Location, Related, Severity
@@ -17,6 +17,8 @@ if TYPE_CHECKING:
     from kimi_lsp.launch import ResolvedLaunch
     from kimi_lsp.pins.discovery import Governing
     from kimi_lsp.workspace import SourceText, Workspace
+
+_T = TypeVar("_T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,10 +76,10 @@ class LaunchContext:
             self._governing = self._governing_fn()
         return self._governing
 
-    def memo(self, key: str, fn: Callable[[], object]) -> object:
+    def memo(self, key: str, fn: Callable[[], _T]) -> _T:
         if key not in self.cache:
             self.cache[key] = fn()
-        return self.cache[key]
+        return self.cache[key]  # type: ignore[return-value]  # what fn() made under this key
 
 
 def _cleandoc(doc: str) -> str:

@@ -1,6 +1,8 @@
 """Edits on launch files, built from located tokens; never by re-serialising YAML or TOML."""
 from __future__ import annotations
 
+from pathlib import Path
+
 from kimi_lsp.diagnostics import Applicability, Edit, Fix
 from kimi_lsp.launch import ArgUse, ResolvedLaunch
 from kimi_lsp.surfaces.model import Surface, Token
@@ -8,7 +10,7 @@ from kimi_lsp.text import Span
 from kimi_lsp.workspace import Workspace
 
 
-def _path_of(launch: ResolvedLaunch, use: ArgUse):
+def _path_of(launch: ResolvedLaunch, use: ArgUse) -> Path:
     if use.origin == "config" and launch.config is not None:
         return launch.config.path
     return launch.command.path

@@ -12,18 +12,23 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from kimi_lsp._record import dataclass, field
-from kimi_lsp.diagnostics import Applicability, Fix, Location, Related
+from kimi_lsp.diagnostics import Applicability, Edit, Fix, Location, Related
 from kimi_lsp.knowledge import flashinfer as fi
 from kimi_lsp.knowledge.sglang_releases import SglangRelease, sglang_release, sglang_versions
 from kimi_lsp.pins.model import Pin, PinSource
 from kimi_lsp.rules import _kimi
 from kimi_lsp.rules._base import LaunchContext
 from kimi_lsp.rules._kimi import K3Dcp
+
+if TYPE_CHECKING:
+    from kimi_lsp.pins.discovery import Project
+    from kimi_lsp.workspace import Workspace
 
 FI = "flashinfer-python"
 SGLANG = "sglang"
@@ -285,7 +290,7 @@ def evaluate(ctx: LaunchContext) -> Evaluation:
         with _for_target(ctx):
             return _evaluate(ctx)
 
-    return ctx.memo("flashinfer", run)  # type: ignore[return-value]
+    return ctx.memo("flashinfer", run)
 
 
 def _evaluate(ctx: LaunchContext) -> Evaluation:
@@ -378,13 +383,13 @@ def _configured_pin_findings(ctx: LaunchContext) -> list[Finding]:
     return out
 
 
-def _manifest_of(lock: PinSource, project) -> PinSource | None:
+def _manifest_of(lock: PinSource, project: Project) -> PinSource | None:
     from kimi_lsp.pins import discovery
 
     return discovery.manifest_for_lock(lock, project)
 
 
-def _mark_stale(f: Finding, project) -> Finding:
+def _mark_stale(f: Finding, project: Project) -> Finding:
     """A lock whose flashinfer version its own manifest no longer admits was not made from that
     manifest (typically: the manifest was just bumped); it must be re-locked, and until then the
     manifest, not the lock, says what the project wants."""
@@ -457,10 +462,11 @@ def _related_for(ctx: LaunchContext, f: Finding) -> tuple[Related, ...]:
     out = [Related(Location(f.source.path, pin.span), msg)]
     if f.source.is_lock and f.via_sglang is None:
         man = _manifest_of_lock(ctx, f.source)
-        for p in _fi_pins(man) if man is not None else ():
-            spec = p.native_spec or p.specifier or " (any version)"
-            spec = spec if spec[:1] in "=<>!~^ " else f" {spec}"
-            out.append(Related(Location(man.path, p.span), f"{man.path.name} requires flashinfer-python{spec}"))
+        if man is not None:
+            for p in _fi_pins(man):
+                spec = p.native_spec or p.specifier or " (any version)"
+                spec = spec if spec[:1] in "=<>!~^ " else f" {spec}"
+                out.append(Related(Location(man.path, p.span), f"{man.path.name} requires flashinfer-python{spec}"))
     return tuple(out)
 
 
@@ -495,7 +501,7 @@ def _bump_fixes(ctx: LaunchContext, ev: Evaluation, f: Finding) -> tuple[Fix, ..
     text = ws.text(manifest.path)
     if text is None:
         return ()
-    edits: list = []
+    edits: list[Edit] = []
     for pin in pins:
         e = bump.bump_fix_edits(manifest, pin, target, text)
         if e is None:
@@ -553,7 +559,7 @@ def newest_good_sglang() -> str | None:
     return best[1] if best else None
 
 
-def _sglang_upgrade(manifest: PinSource, f: Finding, followup: str | None, ws) -> tuple[Fix, ...]:
+def _sglang_upgrade(manifest: PinSource, f: Finding, followup: str | None, ws: Workspace) -> tuple[Fix, ...]:
     """flashinfer comes from sglang's own exact pin: upgrading sglang is the fix (it changes more
     than flashinfer, so it is unsafe)."""
     from kimi_lsp.pins import bump

@@ -1,12 +1,16 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from kimi_lsp.diagnostics import Applicability, Fix, Location, Related, Severity
 from kimi_lsp.knowledge import flashinfer as fi
 from kimi_lsp.rules import _flashinfer, _kimi
 from kimi_lsp.rules._base import LaunchContext, Violation, rule
 from kimi_lsp.rules._fixes import add_flag_fix, set_value_fix
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 SGLANG_ERROR = (
     "Kimi-K3 DCP with decode_attention_backend='cutedsl_mla' requires enable_dcp in the signature of "
@@ -101,7 +105,7 @@ def check(ctx: LaunchContext) -> Iterator[Violation]:
         )
 
 
-def _shown_path(ctx: LaunchContext, path) -> str:
+def _shown_path(ctx: LaunchContext, path: Path) -> str:
     try:
         return path.relative_to(ctx.workspace.root).as_posix()
     except ValueError:

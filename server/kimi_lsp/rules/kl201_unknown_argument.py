@@ -82,7 +82,7 @@ def _cli_word(ctx: LaunchContext, prob: ArgProblem) -> Iterator[Violation]:
     guess = launch.schema.closest(head)
     if ctx.beyond_schema and not _args.near_miss(head, guess):
         return  # may be an option added after the newest release kimi-lsp knows
-    fixes = ()
+    fixes: tuple[Fix, ...] = ()
     if guess is not None:
         fix = _args.replace_prefix(ctx, prob.token, prob.origin, len(head), guess, f"Did you mean `{guess}`?")
         fixes = (_hint(ctx, fix, f"Did you mean `{guess}`?"),)
@@ -100,7 +100,7 @@ def _config_key(ctx: LaunchContext, prob: ArgProblem) -> Iterator[Violation]:
     if key.startswith("-"):
         bare = key.lstrip("-")
         target = launch.schema.match("--" + bare)
-        fixes = ()
+        fixes: tuple[Fix, ...] = ()
         if isinstance(target, Flag):
             fix = _args.key_rename_fix(
                 ctx, prob.entry, bare, f"Write the key as `{bare}`", Applicability.SAFE

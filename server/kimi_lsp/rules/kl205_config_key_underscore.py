@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from kimi_lsp.diagnostics import Applicability, Severity
+from kimi_lsp.diagnostics import Applicability, Fix, Severity
 from kimi_lsp.knowledge.schema import Flag
 from kimi_lsp.rules import _args
 from kimi_lsp.rules._base import LaunchContext, Violation, rule
@@ -53,7 +53,7 @@ def check(ctx: LaunchContext) -> Iterator[Violation]:
         seen.add(id(entry))
         dashed = key.replace("_", "-")
         target = launch.schema.match("--" + dashed)
-        fixes = ()
+        fixes: tuple[Fix, ...] = ()
         if isinstance(target, Flag):
             fix = _args.key_rename_fix(ctx, entry, dashed, f"Write the key as `{dashed}`", Applicability.SAFE)
             fixes = (fix,) if fix is not None else ()

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from kimi_lsp.diagnostics import Applicability, Severity
+from kimi_lsp.diagnostics import Applicability, Fix, Severity
 from kimi_lsp.launch import ArgUse
 from kimi_lsp.rules import _args
 from kimi_lsp.rules._base import LaunchContext, Violation, rule
@@ -109,7 +109,7 @@ def _not_a_logging_level(ctx: LaunchContext, use: ArgUse) -> Violation:
         else "logging.BASIC_FORMAT is a format string, not a level"
     )
     nearest = _NEAREST.get(level)
-    fixes = ()
+    fixes: tuple[Fix, ...] = ()
     if nearest is not None:
         fix = _args.replace_token(ctx, tok, use.origin, nearest, f"Use `--log-level {nearest}`")
         fixes = (fix,) if fix is not None else ()

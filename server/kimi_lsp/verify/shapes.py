@@ -131,7 +131,9 @@ def _int(settings: Mapping[str, object], key: str) -> int | None:
     if isinstance(value, bool):
         raise ShapeError(f"{key.replace('_', '-')}: expected an integer, got {value!r}")
     try:
-        return int(value)  # type: ignore[call-overload]
+        # any YAML value: int() itself refuses what is not a number (as sglang's argparse type=int)
+        number: int = int(value)  # type: ignore[call-overload]
+        return number
     except (TypeError, ValueError):
         raise ShapeError(f"{key.replace('_', '-')}: expected an integer, got {value!r}") from None
 
