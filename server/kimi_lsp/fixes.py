@@ -248,11 +248,12 @@ def is_lockfile(path: Path, workspace: Workspace | None = None) -> bool:
     requirements output (pip-compile / uv pip compile / uv export): kimi-lsp never edits them."""
     from kimi_lsp.pins import discovery
     from kimi_lsp.pins.locks import LOCK_FORMATS
+    from kimi_lsp.pins.model import PinFormat
 
     fmt = discovery.pin_format(path)
     if fmt in LOCK_FORMATS:
         return True
-    if fmt in ("requirements", "constraints") and workspace is not None:
+    if fmt in (PinFormat.REQUIREMENTS, PinFormat.CONSTRAINTS) and workspace is not None:
         sources = discovery.read_pin_file(path, workspace)
         return bool(sources) and sources[0].is_lock
     return False

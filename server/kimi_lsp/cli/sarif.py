@@ -74,7 +74,7 @@ def _rule_descriptor(r: Rule) -> dict[str, Any]:
         "help": {"text": r.doc, "markdown": markdown},
         "helpUri": doc_url(r),
         "defaultConfiguration": {"level": _LEVEL[r.default_severity]},
-        "properties": {"tags": ["sglang", "kimi-lsp"], "fix": r.fix},
+        "properties": {"tags": ["sglang", "kimi-lsp"], "fix": r.fix.value},
     }
 
 

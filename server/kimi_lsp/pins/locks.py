@@ -28,54 +28,54 @@ import yaml
 
 from kimi_lsp._record import dataclass
 from kimi_lsp._toml import tomllib
-from kimi_lsp.pins.model import Pin, PinProblem, PinSource
+from kimi_lsp.pins.model import Pin, PinFormat, PinProblem, PinSource
 from kimi_lsp.text import Located, Span
 from kimi_lsp.workspace import SourceText
 
 # PinSource.format of every lock this module reads.
 _CANON = re.compile(r"[-_.]+")
 
-LOCK_FORMATS = ("uv.lock", "poetry.lock", "pdm.lock", "Pipfile.lock", "pylock", "conda-lock")
+LOCK_FORMATS = (PinFormat.UV_LOCK, PinFormat.POETRY_LOCK, PinFormat.PDM_LOCK, PinFormat.PIPFILE_LOCK, PinFormat.PYLOCK, PinFormat.CONDA_LOCK)
 
 # Targeted re-lock commands after the manifest changed (lockfiles.md §0.2, §5).
 RELOCK = {
-    "uv.lock": "uv lock --upgrade-package {name}",
-    "poetry.lock": "poetry update --lock {name}",
-    "pdm.lock": "pdm update --no-sync {name}",
-    "Pipfile.lock": "pipenv lock",
+    PinFormat.UV_LOCK: "uv lock --upgrade-package {name}",
+    PinFormat.POETRY_LOCK: "poetry update --lock {name}",
+    PinFormat.PDM_LOCK: "pdm update --no-sync {name}",
+    PinFormat.PIPFILE_LOCK: "pipenv lock",
 }
 
 
-def read_lock(source: SourceText, fmt: str) -> PinSource:
+def read_lock(source: SourceText, fmt: PinFormat) -> PinSource:
     """Dispatch on ``fmt`` (one of ``LOCK_FORMATS``)."""
     reader = _READERS.get(fmt)
     if reader is None:
-        return _failed(source, fmt, None, f"not a lockfile format: {fmt}")
+        return _failed(source, fmt, None, f"not a lockfile format: {fmt.value}")
     return reader(source)
 
 
 def read_uv_lock(source: SourceText) -> PinSource:
-    return _guarded(source, "uv.lock", "uv", lambda: _read_toml_lock(source, "uv.lock", "uv", "package"))
+    return _guarded(source, PinFormat.UV_LOCK, "uv", lambda: _read_toml_lock(source, PinFormat.UV_LOCK, "uv", "package"))
 
 
 def read_poetry_lock(source: SourceText) -> PinSource:
-    return _guarded(source, "poetry.lock", "poetry", lambda: _read_toml_lock(source, "poetry.lock", "poetry", "package"))
+    return _guarded(source, PinFormat.POETRY_LOCK, "poetry", lambda: _read_toml_lock(source, PinFormat.POETRY_LOCK, "poetry", "package"))
 
 
 def read_pdm_lock(source: SourceText) -> PinSource:
-    return _guarded(source, "pdm.lock", "pdm", lambda: _read_toml_lock(source, "pdm.lock", "pdm", "package"))
+    return _guarded(source, PinFormat.PDM_LOCK, "pdm", lambda: _read_toml_lock(source, PinFormat.PDM_LOCK, "pdm", "package"))
 
 
 def read_pylock(source: SourceText) -> PinSource:
-    return _guarded(source, "pylock", None, lambda: _read_toml_lock(source, "pylock", None, "packages"))
+    return _guarded(source, PinFormat.PYLOCK, None, lambda: _read_toml_lock(source, PinFormat.PYLOCK, None, "packages"))
 
 
 def read_pipfile_lock(source: SourceText) -> PinSource:
-    return _guarded(source, "Pipfile.lock", "pipenv", lambda: _read_pipfile_lock(source))
+    return _guarded(source, PinFormat.PIPFILE_LOCK, "pipenv", lambda: _read_pipfile_lock(source))
 
 
 def read_conda_lock(source: SourceText) -> PinSource:
-    return _guarded(source, "conda-lock", "conda", lambda: _read_conda_lock(source))
+    return _guarded(source, PinFormat.CONDA_LOCK, "conda", lambda: _read_conda_lock(source))
 
 
 def locked_versions(source: PinSource, name: str) -> tuple[str, ...]:
@@ -86,7 +86,7 @@ def locked_versions(source: PinSource, name: str) -> tuple[str, ...]:
 # -- shared --------------------------------------------------------------------------------
 
 
-def _failed(source: SourceText, fmt: str, tool: str | None, message: str, span: Span | None = None) -> PinSource:
+def _failed(source: SourceText, fmt: PinFormat, tool: str | None, message: str, span: Span | None = None) -> PinSource:
     return PinSource(
         source.path,
         fmt,
@@ -98,7 +98,7 @@ def _failed(source: SourceText, fmt: str, tool: str | None, message: str, span: 
     )
 
 
-def _guarded(source: SourceText, fmt: str, tool: str | None, read: Callable[[], PinSource]) -> PinSource:
+def _guarded(source: SourceText, fmt: PinFormat, tool: str | None, read: Callable[[], PinSource]) -> PinSource:
     # The readers check shapes as they go; this net keeps a reader bug on a strange file from
     # taking down a whole lint run or the server.
     try:
@@ -273,7 +273,7 @@ _ARTIFACTS = re.compile(
     r"|^sdist[ \t]*=[ \t]*\{[^\n]*\}[ \t]*$",
     re.M,
 )
-_SKIPPABLE = {"uv.lock", "poetry.lock", "pdm.lock"}
+_SKIPPABLE = {PinFormat.UV_LOCK, PinFormat.POETRY_LOCK, PinFormat.PDM_LOCK}
 
 
 def _without_artifacts(text: str) -> str:
@@ -293,7 +293,7 @@ def _as_comment(line: str) -> str:
     return ("#" + " " * (len(body) - 1) if body else "") + tail
 
 
-def _read_toml_lock(source: SourceText, fmt: str, tool: str | None, array: str) -> PinSource:
+def _read_toml_lock(source: SourceText, fmt: PinFormat, tool: str | None, array: str) -> PinSource:
     artifacts: list[int] = []
     try:
         if fmt in _SKIPPABLE:
@@ -317,15 +317,15 @@ def _read_toml_lock(source: SourceText, fmt: str, tool: str | None, array: str) 
     except tomllib.TOMLDecodeError as exc:
         return PinSource(source.path, fmt, True, (), tool=tool, relock_command=RELOCK.get(fmt),
                          problems=(_toml_problem(source, exc),))
-    if fmt == "pylock":
+    if fmt is PinFormat.PYLOCK:
         tool, relock = _pylock_producer(source, data)
     else:
         relock = RELOCK.get(fmt)
     entries = data.get(array, [])
     problems: list[PinProblem] = []
-    if fmt == "pylock" and "lock-version" not in data:
+    if fmt is PinFormat.PYLOCK and "lock-version" not in data:
         problems.append(PinProblem(f"{source.path.name} has no lock-version: not a PEP 751 lock?", Span(0, 0)))
-    if fmt == "uv.lock" and "version" not in data:
+    if fmt is PinFormat.UV_LOCK and "version" not in data:
         problems.append(PinProblem(f"{source.path.name} has no top-level version: not a uv lockfile?", Span(0, 0)))
     if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
         problems.append(PinProblem(f"{source.path.name}: `{array}` is not an array of tables", Span(0, 0)))
@@ -364,7 +364,7 @@ def _inline_entry_body(text: str, entry: dict[str, Any], start: int) -> Span:
 
 
 def _toml_entry_pin(
-    source: SourceText, fmt: str, entry: dict[str, Any], body: Span, header: Span, own_line: bool = True,
+    source: SourceText, fmt: PinFormat, entry: dict[str, Any], body: Span, header: Span, own_line: bool = True,
     artifacts_left_out: bool = False,
 ) -> tuple[Pin | None, PinProblem | None]:
     text = source.text
@@ -377,24 +377,24 @@ def _toml_entry_pin(
         where = name_at[1] if name_at else header
         return None, PinProblem(f"{source.path.name}: {name} has a version that is not a string", where)
     version_at = _key_string(text, body, "version", own_line=own_line)
-    if version is None and fmt == "pylock":
+    if version is None and fmt is PinFormat.PYLOCK:
         version = _pylock_version_from_files(entry, _canonical(name))
     if name_at is not None and name_at[0].value != name:
         name_at = None  # escapes in the name: keep the header as its position
     written = name_at[0] if name_at else Located(name, header)
     span = _entry_span(source, name_at[1] if name_at else None, version_at[1] if version_at else None, header)
     marker = entry.get("marker") or entry.get("markers")
-    if fmt == "uv.lock":
+    if fmt is PinFormat.UV_LOCK:
         forks = entry.get("resolution-markers")
         if isinstance(forks, list) and forks:
             marker = forks[0] if len(forks) == 1 else " or ".join(f"({m})" for m in forks if isinstance(m, str))
     if isinstance(marker, dict):  # poetry: markers per group
         marker = marker.get("main") or next((m for m in marker.values() if isinstance(m, str)), None)
-    extras = entry.get("extras") if fmt == "pdm.lock" else None
+    extras = entry.get("extras") if fmt is PinFormat.PDM_LOCK else None
     group = None
-    if fmt == "poetry.lock":
+    if fmt is PinFormat.POETRY_LOCK:
         group = _entry_group(entry.get("groups"), "main")
-    elif fmt == "pdm.lock":
+    elif fmt is PinFormat.PDM_LOCK:
         group = _entry_group(entry.get("groups"), "default")
     hashed = artifacts_left_out or bool(entry.get("files") or entry.get("wheels") or entry.get("sdist"))
     pin = Pin(
@@ -691,7 +691,7 @@ def _jplain(v: _JValue | None) -> Any:
 
 
 def _read_pipfile_lock(source: SourceText) -> PinSource:
-    fmt, tool = "Pipfile.lock", "pipenv"
+    fmt, tool = PinFormat.PIPFILE_LOCK, "pipenv"
     text = source.text
     try:
         root = _JsonScanner(text).document()
@@ -740,7 +740,7 @@ def _read_pipfile_lock(source: SourceText) -> PinSource:
 
 
 def _read_conda_lock(source: SourceText) -> PinSource:
-    fmt, tool = "conda-lock", "conda"
+    fmt, tool = PinFormat.CONDA_LOCK, "conda"
     relock = f"conda-lock lock --lockfile {source.path.name} --update {{name}}"
     from kimi_lsp.pins._pep508 import yaml_flow_too_deep
 
@@ -818,12 +818,12 @@ def _yscalar_content(text: str, node: yaml.ScalarNode) -> Span:
 
 
 _READERS: dict[str, Callable[[SourceText], PinSource]] = {
-    "uv.lock": read_uv_lock,
-    "poetry.lock": read_poetry_lock,
-    "pdm.lock": read_pdm_lock,
-    "Pipfile.lock": read_pipfile_lock,
-    "pylock": read_pylock,
-    "conda-lock": read_conda_lock,
+    PinFormat.UV_LOCK: read_uv_lock,
+    PinFormat.POETRY_LOCK: read_poetry_lock,
+    PinFormat.PDM_LOCK: read_pdm_lock,
+    PinFormat.PIPFILE_LOCK: read_pipfile_lock,
+    PinFormat.PYLOCK: read_pylock,
+    PinFormat.CONDA_LOCK: read_conda_lock,
 }
 
 __all__ = [

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from kimi_lsp._toml import tomllib
 from kimi_lsp.pins._pep508 import failed_source, locate_toml
-from kimi_lsp.pins.model import PinSource
+from kimi_lsp.pins.model import PinFormat, PinSource
 from kimi_lsp.pins.pyproject import _Collector, _toml_problem
 from kimi_lsp.workspace import SourceText, Workspace
 
@@ -19,9 +19,9 @@ def read_pipfile(source: SourceText, workspace: Workspace | None = None) -> PinS
     try:
         data = tomllib.loads(source.text)
     except tomllib.TOMLDecodeError as exc:
-        return PinSource(source.path, "Pipfile", False, (), tool="pipenv", problems=(_toml_problem(source, exc),))
+        return PinSource(source.path, PinFormat.PIPFILE, False, (), tool="pipenv", problems=(_toml_problem(source, exc),))
     except Exception as exc:
-        return failed_source(source.path, "Pipfile", f"could not read {source.path.name}: {exc}")
+        return failed_source(source.path, PinFormat.PIPFILE, f"could not read {source.path.name}: {exc}")
     try:
         c = _Collector(source, locate_toml(source.text))
         for category, table in data.items():
@@ -30,6 +30,6 @@ def read_pipfile(source: SourceText, workspace: Workspace | None = None) -> PinS
             group = None if category == "packages" else category
             for name, value in table.items():
                 c.keyed((category,), name, value, poetry=False, group=group)
-        return PinSource(source.path, "Pipfile", False, tuple(c.pins), tool="pipenv", problems=tuple(c.problems))
+        return PinSource(source.path, PinFormat.PIPFILE, False, tuple(c.pins), tool="pipenv", problems=tuple(c.problems))
     except Exception as exc:
-        return failed_source(source.path, "Pipfile", f"could not read {source.path.name}: {exc}")
+        return failed_source(source.path, PinFormat.PIPFILE, f"could not read {source.path.name}: {exc}")

@@ -25,7 +25,7 @@ from kimi_lsp.pins._pep508 import (
     sole_version,
     version_from_filename,
 )
-from kimi_lsp.pins.model import Pin, PinProblem, PinSource
+from kimi_lsp.pins.model import Pin, PinFormat, PinProblem, PinSource
 from kimi_lsp.text import Located, Span
 from kimi_lsp.workspace import SourceText, Workspace
 
@@ -308,13 +308,13 @@ def read_pyproject(source: SourceText, workspace: Workspace | None = None) -> Pi
     try:
         data = tomllib.loads(source.text)
     except tomllib.TOMLDecodeError as exc:
-        return PinSource(source.path, "pyproject", False, (), problems=(_toml_problem(source, exc),))
+        return PinSource(source.path, PinFormat.PYPROJECT, False, (), problems=(_toml_problem(source, exc),))
     except Exception as exc:
-        return failed_source(source.path, "pyproject", f"could not read {source.path.name}: {exc}")
+        return failed_source(source.path, PinFormat.PYPROJECT, f"could not read {source.path.name}: {exc}")
     try:
         return _read(source, data)
     except Exception as exc:
-        return failed_source(source.path, "pyproject", f"could not read {source.path.name}: {exc}")
+        return failed_source(source.path, PinFormat.PYPROJECT, f"could not read {source.path.name}: {exc}")
 
 
 def _toml_problem(source: SourceText, exc: Exception) -> PinProblem:
@@ -372,7 +372,7 @@ def _read(source: SourceText, data: dict[str, Any]) -> PinSource:
     includes = _dynamic_files(source.path, data)
     return PinSource(
         path=source.path,
-        format="pyproject",
+        format=PinFormat.PYPROJECT,
         is_lock=False,
         pins=tuple(c.pins),
         tool=_decide_tool(data),

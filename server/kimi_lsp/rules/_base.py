@@ -6,6 +6,7 @@ applies select/ignore and suppressions.
 """
 from __future__ import annotations
 
+import enum
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, TypeVar
 
@@ -31,6 +32,14 @@ class Violation:
     data: dict[str, object] | None = None
 
 
+class FixAvailability(str, enum.Enum):
+    """Whether the rule's diagnostics carry a fix (ruff's "Fix is always/sometimes available")."""
+
+    ALWAYS = "always"
+    SOMETIMES = "sometimes"
+    NEVER = "never"
+
+
 @dataclass(frozen=True)
 class Rule:
     code: str
@@ -38,18 +47,17 @@ class Rule:
     default_severity: Severity
     summary: str  # one line, from the docstring's first paragraph
     doc: str  # the whole docstring (markdown)
-    fix: str  # "always" | "sometimes" | "never"
-    scope: str  # "launch": once per resolved launch; "file": once per file
+    fix: FixAvailability
     check: Callable[..., Iterator[Violation]] = field(repr=False)
 
 
 def rule(
-    *, code: str, name: str, severity: Severity, fix: str = "never", scope: str = "launch"
+    *, code: str, name: str, severity: Severity, fix: FixAvailability = FixAvailability.NEVER
 ) -> Callable[[Callable[..., Iterator[Violation]]], Rule]:
     def wrap(fn: Callable[..., Iterator[Violation]]) -> Rule:
         doc = _cleandoc(fn.__doc__ or "")
         summary = doc.split("\n\n", 1)[0].replace("\n", " ").strip()
-        return Rule(code, name, severity, summary, doc, fix, scope, fn)
+        return Rule(code, name, severity, summary, doc, fix, fn)
 
     return wrap
 

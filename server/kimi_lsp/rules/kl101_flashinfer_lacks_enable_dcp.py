@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 from kimi_lsp.diagnostics import Applicability, Fix, Location, Related, Severity
 from kimi_lsp.knowledge import flashinfer as fi
 from kimi_lsp.rules import _flashinfer, _kimi
-from kimi_lsp.rules._base import LaunchContext, Violation, rule
+from kimi_lsp.rules._base import FixAvailability, LaunchContext, Violation, rule
 from kimi_lsp.rules._fixes import add_flag_fix, set_value_fix
 
 if TYPE_CHECKING:
@@ -18,7 +18,7 @@ SGLANG_ERROR = (
 )
 
 
-@rule(code="KL101", name="flashinfer-lacks-enable-dcp", severity=Severity.ERROR, fix="sometimes")
+@rule(code="KL101", name="flashinfer-lacks-enable-dcp", severity=Severity.ERROR, fix=FixAvailability.SOMETIMES)
 def check(ctx: LaunchContext) -> Iterator[Violation]:
     """Kimi-K3 with decode context parallelism on cutedsl_mla needs a flashinfer-python whose
     `trtllm_batch_decode_with_kv_cache_mla` accepts `enable_dcp`.

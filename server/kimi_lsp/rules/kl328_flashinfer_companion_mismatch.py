@@ -8,7 +8,7 @@ from packaging.version import InvalidVersion, Version
 from kimi_lsp.diagnostics import Applicability, Fix, Location, Related, Severity
 from kimi_lsp.pins.model import Pin, PinSource
 from kimi_lsp.rules import _args, _flashinfer
-from kimi_lsp.rules._base import LaunchContext, Violation, rule
+from kimi_lsp.rules._base import FixAvailability, LaunchContext, Violation, rule
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -19,7 +19,7 @@ SKIP_ENV = "FLASHINFER_DISABLE_VERSION_CHECK"
 COMPANIONS = ("flashinfer-cubin", "flashinfer-jit-cache")
 
 
-@rule(code="KL328", name="flashinfer-companion-mismatch", severity=Severity.ERROR, fix="sometimes")
+@rule(code="KL328", name="flashinfer-companion-mismatch", severity=Severity.ERROR, fix=FixAvailability.SOMETIMES)
 def check(ctx: LaunchContext) -> Iterator[Violation]:
     """flashinfer-cubin or flashinfer-jit-cache pinned at another version than flashinfer-python.
 

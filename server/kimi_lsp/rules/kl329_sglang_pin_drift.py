@@ -10,7 +10,7 @@ from kimi_lsp.diagnostics import Fix, Location, Related, Severity
 from kimi_lsp.knowledge.sglang_releases import sglang_release
 from kimi_lsp.pins.model import PinSource
 from kimi_lsp.rules import _args, _flashinfer
-from kimi_lsp.rules._base import LaunchContext, Violation, rule
+from kimi_lsp.rules._base import FixAvailability, LaunchContext, Violation, rule
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 FI = "flashinfer-python"
 
 
-@rule(code="KL329", name="sglang-pin-drift", severity=Severity.WARNING, fix="sometimes")
+@rule(code="KL329", name="sglang-pin-drift", severity=Severity.WARNING, fix=FixAvailability.SOMETIMES)
 def check(ctx: LaunchContext) -> Iterator[Violation]:
     """A pin file that pins sglang together with a flashinfer-python (or sglang-kernel, torch)
     other than the exact version that sglang release itself requires.
