@@ -240,7 +240,7 @@ def _build(cls: type, frozen: bool, slots: bool, eq: bool, order: bool, want_rep
             setattr(cls, name, fn)
     if eq and not frozen and not explicit_hash:
         cls.__hash__ = None  # type: ignore[assignment]  # mutable and compared by value: unhashable
-    cls.__record_fields__ = tuple(flds)  # type: ignore[attr-defined]
+    cls.__record_fields__ = tuple(flds)  # type: ignore[attr-defined]  # the record's own bookkeeping (fields, replace)
     return cls
 
 
@@ -253,7 +253,8 @@ def _dataclass(cls: type | None = None, /, *, frozen: bool = False, slots: bool 
 
 
 def _fields(obj: Any) -> tuple[Field, ...]:
-    return obj.__record_fields__
+    flds: tuple[Field, ...] = obj.__record_fields__
+    return flds
 
 
 def _replace(obj: Any, /, **changes: Any) -> Any:

@@ -21,9 +21,9 @@ that indexes every file first (tests/reliability/test_batch.py checks this on th
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the engine is imported where it is used: `--check` on one file stays lean
     from kimi_lsp.diagnostics import Diagnostic
@@ -38,7 +38,7 @@ _MIN_FILES_PER_WORKER = 50
 
 
 def lint_files(
-    files: list[Path], root: Path, overrides: dict, jobs: int | None = None
+    files: list[Path], root: Path, overrides: dict[str, Any], jobs: int | None = None
 ) -> tuple[list[Diagnostic], list[str]]:
     """Diagnostics of ``files`` (deduplicated, sorted) and internal engine errors.
 
@@ -56,7 +56,7 @@ def lint_files(
     return lint_serial(files, root, overrides)
 
 
-def lint_serial(files: Sequence[Path], root: Path, overrides: dict) -> tuple[list[Diagnostic], list[str]]:
+def lint_serial(files: Sequence[Path], root: Path, overrides: dict[str, Any]) -> tuple[list[Diagnostic], list[str]]:
     from kimi_lsp.engine import Engine
     from kimi_lsp.workspace import Workspace
 
@@ -91,7 +91,7 @@ def workers_for(jobs: int | None, n_files: int) -> int:
 
 
 def _lint_parallel(
-    files: list[Path], root: Path, overrides: dict, workers: int
+    files: list[Path], root: Path, overrides: dict[str, Any], workers: int
 ) -> tuple[list[Diagnostic], list[str]]:
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
@@ -143,19 +143,19 @@ def _lint_parallel(
 class _FileOut:
     __slots__ = ("diagnostics", "has_config", "treated_referenced")
 
-    def __init__(self, diagnostics: tuple, has_config: bool, treated_referenced: bool) -> None:
+    def __init__(self, diagnostics: tuple[Diagnostic, ...], has_config: bool, treated_referenced: bool) -> None:
         self.diagnostics = diagnostics
         self.has_config = has_config
         self.treated_referenced = treated_referenced
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[type[_FileOut], tuple[tuple[Diagnostic, ...], bool, bool]]:
         return (_FileOut, (self.diagnostics, self.has_config, self.treated_referenced))
 
 
 _ENGINE: Engine | None = None
 
 
-def _warm(overrides: dict) -> None:
+def _warm(overrides: dict[str, Any]) -> None:
     """Import what linting imports lazily, once, before forking: workers inherit it."""
     import importlib
 
@@ -179,7 +179,7 @@ def _warm(overrides: dict) -> None:
         pass
 
 
-def _init_worker(root: str, overrides: dict) -> None:
+def _init_worker(root: str, overrides: dict[str, Any]) -> None:
     global _ENGINE
     from kimi_lsp.engine import Engine
     from kimi_lsp.workspace import Workspace
@@ -254,7 +254,7 @@ def _project_key(path: str, cache: dict[str, str]) -> str:
     return key
 
 
-def _has_pin_file(d: Path, pin_format) -> bool:
+def _has_pin_file(d: Path, pin_format: Callable[[Path], str | None]) -> bool:
     try:
         with os.scandir(d) as it:
             for e in it:

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from kimi_lsp.rules import ALL_RULES
-from kimi_lsp.rules._base import Rule
+from kimi_lsp.rules._base import FixAvailability, Rule
 
 DOCS_BASE = "https://github.com/kimi-lsp/kimi-lsp/blob/main/docs/rules.md"
 
@@ -16,7 +16,11 @@ def doc_url(r: Rule) -> str:
 
 
 def render_rule_markdown(r: Rule, heading: str = "#") -> str:
-    fix = {"always": "Fix is always available.", "sometimes": "Fix is sometimes available.", "never": "No automatic fix."}[r.fix]
+    fix = {
+        FixAvailability.ALWAYS: "Fix is always available.",
+        FixAvailability.SOMETIMES: "Fix is sometimes available.",
+        FixAvailability.NEVER: "No automatic fix.",
+    }[r.fix]
     body = r.doc.split("\n\n", 1)[1] if "\n\n" in r.doc else ""
     # the rule's own sections sit one level below its title
     body = body.replace("\n## ", f"\n{heading}# ")
@@ -33,7 +37,7 @@ def render_rule_markdown(r: Rule, heading: str = "#") -> str:
 def render_index_markdown() -> str:
     rows = ["| code | name | severity | fix | summary |", "|---|---|---|---|---|"]
     for r in ALL_RULES:
-        rows.append(f"| [{r.code}](#{anchor(r)}) | {r.name} | {r.default_severity.value} | {r.fix} | {r.summary} |")
+        rows.append(f"| [{r.code}](#{anchor(r)}) | {r.name} | {r.default_severity.value} | {r.fix.value} | {r.summary} |")
     return "\n".join(rows) + "\n"
 
 

@@ -10,6 +10,7 @@ import fnmatch
 import os
 import re
 from pathlib import Path
+from typing import Any
 
 from kimi_lsp import settings_schema as schema
 from kimi_lsp._record import dataclass, field, replace
@@ -101,7 +102,7 @@ class Settings:
             return path.as_posix()
 
     def with_overrides(self, **kw: object) -> Settings:
-        return replace(self, **kw)  # type: ignore[arg-type]
+        return replace(self, **kw)  # type: ignore[arg-type]  # each value already of its field's type (schema-checked)
 
 
 def _glob_match(rel: str, glob: str) -> bool:
@@ -131,7 +132,7 @@ def find_config_file(start: Path, workspace: Workspace, stop: Path | None = None
     return None
 
 
-def load_settings(path: Path | None, workspace: Workspace, overrides: dict | None = None) -> Settings:
+def load_settings(path: Path | None, workspace: Workspace, overrides: dict[str, Any] | None = None) -> Settings:
     if path is None:
         s = Settings(base=workspace.root)
         return s.with_overrides(**overrides) if overrides else s
@@ -188,9 +189,10 @@ def parse_settings(src: SourceText) -> Settings:
         if got.value is not None:
             kw[schema.BY_KEY[key].attr] = got.value
     if "extend_select" in kw:
+        # kw holds values settings_schema.check validated per key, typed object here
         kw["select"] = tuple(kw.get("select", ("KL",))) + tuple(kw.pop("extend_select"))  # type: ignore[arg-type]
     if "severity" in kw:
-        kw["severity"] = tuple((c, Severity(v)) for c, v in kw["severity"])  # type: ignore[attr-defined]
+        kw["severity"] = tuple((c, Severity(v)) for c, v in kw["severity"])  # type: ignore[attr-defined]  # (code, name) pairs, checked
     if "flashinfer_pin" in kw:
         lexical = Path(os.path.normpath(path.parent / str(kw["flashinfer_pin"])))
         touched(lexical)  # the link itself is a dependency: re-pointing it changes the answer
@@ -198,4 +200,4 @@ def parse_settings(src: SourceText) -> Settings:
             kw["flashinfer_pin"] = lexical.resolve()
         except (OSError, RuntimeError):  # a link loop: read as written, reported unreadable
             kw["flashinfer_pin"] = lexical
-    return Settings(source=path, base=path.parent, problems=tuple(problems), **kw)  # type: ignore[arg-type]
+    return Settings(source=path, base=path.parent, problems=tuple(problems), **kw)  # type: ignore[arg-type]  # schema-checked values

@@ -7,9 +7,19 @@ from __future__ import annotations
 
 import enum
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from kimi_lsp._record import dataclass, field
 from kimi_lsp.text import Span
+
+if TYPE_CHECKING:
+    # The wire form below: builtins only (path, start, end, ...), what marshal can store.
+    LocWire = tuple[str, int, int]
+    EditWire = tuple[str, int, int, str]
+    FixWire = tuple[str, tuple[EditWire, ...], str, str | None]
+    DiagnosticWire = tuple[
+        str, str, LocWire, str, tuple[FixWire, ...], tuple[tuple[LocWire, str], ...], dict[str, object]
+    ]
 
 
 class Severity(str, enum.Enum):
@@ -78,15 +88,15 @@ class Diagnostic:
 # -- a compact form of builtins, for the --check result cache (marshal) ------------------------
 
 
-def _loc_wire(loc: Location) -> tuple[str, int, int]:
+def _loc_wire(loc: Location) -> LocWire:
     return (str(loc.path), loc.span.start, loc.span.end)
 
 
-def _loc_from(w: tuple[str, int, int]) -> Location:
+def _loc_from(w: LocWire) -> Location:
     return Location(Path(w[0]), Span(w[1], w[2]))
 
 
-def to_wire(d: Diagnostic) -> tuple:
+def to_wire(d: Diagnostic) -> DiagnosticWire:
     fixes = tuple(
         (f.title, tuple((str(e.path), e.span.start, e.span.end, e.new_text) for e in f.edits), f.applicability.value, f.followup)
         for f in d.fixes
@@ -95,7 +105,7 @@ def to_wire(d: Diagnostic) -> tuple:
     return (d.code, d.message, _loc_wire(d.location), d.severity.value, fixes, related, d.data)
 
 
-def from_wire(w: tuple) -> Diagnostic:
+def from_wire(w: DiagnosticWire) -> Diagnostic:
     code, message, loc, severity, fixes, related, data = w
     return Diagnostic(
         code=code,

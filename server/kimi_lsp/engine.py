@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -32,6 +32,10 @@ from kimi_lsp.workspace import ReadFailure, SourceText, Workspace, touched
 
 if TYPE_CHECKING:
     import logging
+
+    from kimi_lsp.pins.discovery import Governing
+    from kimi_lsp.pins.model import PinSource
+    from kimi_lsp.release import ReleaseResolution
 
 
 def _log() -> logging.Logger:  # logging and traceback cost ~10 ms at start-up; only failures need them
@@ -132,6 +136,7 @@ class Engine:
 
         settings = self.settings_for(path)
         gov = None
+        release: ReleaseResolution | None
         if not settings.sglang_version:
             try:
                 repo_root = self.workspace.repo_root(path.parent, None)
@@ -167,14 +172,14 @@ class Engine:
                 if p is not None:
                     self.referenced_configs.add(self._resolve(p))
 
-    def _is_sglang_key(self, schema: Schema):
+    def _is_sglang_key(self, schema: Schema) -> Callable[[str], bool]:
         def pred(key: str) -> bool:
             # exact names only: a key that is merely a prefix of a flag (`image`) proves nothing
             return schema.config_key(key) is not None or schema.exact("--" + key) is not None
 
         return pred
 
-    def _near_sglang_key(self, schema: Schema):
+    def _near_sglang_key(self, schema: Schema) -> Callable[[str], str]:
         def near(key: str) -> str:
             # "prefix": argparse accepts it (or finds it ambiguous); "typo": close to an option
             import difflib
@@ -241,18 +246,18 @@ class Engine:
         ws = self.workspace
         repo_root = ws.repo_root(cmd.path.parent, None)
         own_kind = _own_kind(cmd)
-        discovered_box: list = []
+        discovered_box: list[Governing] = []
 
-        def discovered():
+        def discovered() -> Governing:
             if not discovered_box:
                 discovered_box.append(discovery.discover(cmd.path, ws, repo_root, own_kind=own_kind))
             return discovered_box[0]
 
         release = resolve_release(cmd, None if settings.sglang_version else discovered(), ws, settings)
         image_pins = image_pin_source(release, cmd.path)
-        governing_box: list = []
+        governing_box: list[Governing] = []
 
-        def governing():
+        def governing() -> Governing:
             if not governing_box:
                 governing_box.append(_with_image_pins(discovered(), image_pins))
             return governing_box[0]
@@ -286,7 +291,7 @@ class Engine:
         return out
 
     def _lint_unknown_release(self, cmd: LaunchCommand, src: SourceText, settings: Settings, result: FileResult,
-                              governing, why: str, candidates: tuple[str, ...] | None = None,
+                              governing: Callable[[], Governing], why: str, candidates: tuple[str, ...] | None = None,
                               hinted: tuple[str, ...] = (), beyond: bool = False) -> list[Diagnostic]:
         """No release is known: report a schema problem only when every release the launch may
         run gives it (same code, same place), as a warning without a safe fix, saying so. Those
@@ -332,7 +337,7 @@ class Engine:
         return kept
 
     def _run_rules(self, cmd: LaunchCommand, src: SourceText, settings: Settings, result: FileResult,
-                   schema: Schema, governing, dependent_only: bool = False, beyond: bool = False) -> list[Diagnostic]:
+                   schema: Schema, governing: Callable[[], Governing], dependent_only: bool = False, beyond: bool = False) -> list[Diagnostic]:
         ws = self.workspace
         out: list[Diagnostic] = []
         config: ConfigFile | None = None
@@ -391,9 +396,9 @@ class Engine:
                 hit = (None, None)
                 diag = self._read_failure_diag(src)
                 return None, [diag]
-            sr = read_surface(src, is_sglang_key=self._is_sglang_key(schema), force=Surface.CONFIG_YAML)
-            cfg = next((c.config for c in sr.launches if c.config is not None), None)
-            hit = (cfg, sr)
+            surface = read_surface(src, is_sglang_key=self._is_sglang_key(schema), force=Surface.CONFIG_YAML)
+            cfg = next((c.config for c in surface.launches if c.config is not None), None)
+            hit = (cfg, surface)
             self._config_cache[path] = hit
         cfg, sr = hit
         diags: list[Diagnostic] = []
@@ -458,8 +463,8 @@ class Engine:
         out.sort(key=Diagnostic.sort_key)
         return out
 
-    def _unused(self, src: SourceText, directives, used: set[int], settings: Settings) -> list[Diagnostic]:
-        out = []
+    def _unused(self, src: SourceText, directives: list[suppression.Directive], used: set[int], settings: Settings) -> list[Diagnostic]:
+        out: list[Diagnostic] = []
         if not settings.enabled("KL901", src.path):
             return out
         for i, dv in enumerate(directives):
@@ -492,7 +497,7 @@ def merged(per_source: Iterable[Iterable[Diagnostic]], only: Path | None = None)
     file, offset and code, and stable, so ties keep the order they were linted in. ``only``:
     keep the diagnostics that sit in that file."""
     out: list[Diagnostic] = []
-    seen: set[tuple] = set()
+    seen: set[tuple[Path, Span, str, str]] = set()
     for diags in per_source:
         for d in diags:
             if only is not None and d.location.path != only:
@@ -557,7 +562,7 @@ def _release_dependent(code: str) -> bool:
     return code.startswith(("KL2", "KL3")) and code not in _PIN_ONLY
 
 
-def _diag_key(d: Diagnostic) -> tuple:
+def _diag_key(d: Diagnostic) -> tuple[str, Path, Span]:
     return (d.code, d.location.path, d.location.span)
 
 
@@ -581,7 +586,7 @@ def neighbours(version: str) -> tuple[str, ...] | None:
     return (below[-1], above[0]) if below else ()  # older than every schema: none speaks for it
 
 
-def _beyond_data(release) -> bool:
+def _beyond_data(release: ReleaseResolution) -> bool:
     """Whether an unknown-release launch may run code newer than every shipped schema: main
     (``dev``, nightly builds after the newest release), a development build of any release, or a
     release named above the newest."""
@@ -600,7 +605,7 @@ def _beyond_data(release) -> bool:
         return True  # a version we cannot order: it may be anything
 
 
-def _unknown_why(release, workspace: Workspace) -> str:
+def _unknown_why(release: ReleaseResolution, workspace: Workspace) -> str:
     from kimi_lsp.release import describe
 
     if release.version is None:
@@ -612,7 +617,7 @@ def _unknown_why(release, workspace: Workspace) -> str:
 _KIND_WORDS = {"pip": "pip line", "image": "image", "lock": "lock", "manifest": "pin"}
 
 
-def _name_release(d: Diagnostic, release, workspace: Workspace) -> Diagnostic:
+def _name_release(d: Diagnostic, release: ReleaseResolution, workspace: Workspace) -> Diagnostic:
     """Say which release a schema diagnostic assumed and where that came from."""
     from kimi_lsp.release import describe
 
@@ -633,7 +638,7 @@ def _as_guess(d: Diagnostic, note: str) -> Diagnostic:
     return Diagnostic(d.code, f"{d.message} ({note})", d.location, sev, fixes, d.related, d.data)
 
 
-def _with_image_pins(gov, image_pins):
+def _with_image_pins(gov: Governing, image_pins: PinSource | None) -> Governing:
     """The official image's own pins govern before the repository's: a requirements file the
     container never installs does not govern it. A launch file that installs sglang or
     flashinfer-python itself keeps its own pins (they replace the image's)."""

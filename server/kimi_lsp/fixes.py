@@ -97,7 +97,10 @@ class FixOutcome:
     refused: list[Refusal] = field(default_factory=list)
 
 
-def _fix_key(d: Diagnostic, f: Fix) -> tuple:
+_FixKey = tuple[str, str, str, tuple[str, ...]]  # code, file, fix title, edited files
+
+
+def _fix_key(d: Diagnostic, f: Fix) -> _FixKey:
     # stable across passes: spans move when an earlier edit in the same file changes its length
     return (d.code, str(d.path), f.title, tuple(str(e.path) for e in f.edits))
 
@@ -116,7 +119,7 @@ def fix_until_stable(
     """
     out = FixOutcome()
     originals: dict[Path, str] = {}
-    refused: dict[tuple, Refusal] = {}
+    refused: dict[_FixKey, Refusal] = {}
     verdicts: dict[Path, str | None] = {}
 
     def refuse(d: Diagnostic, f: Fix, reason: str) -> None:
@@ -242,11 +245,12 @@ def is_lockfile(path: Path, workspace: Workspace | None = None) -> bool:
     requirements output (pip-compile / uv pip compile / uv export): kimi-lsp never edits them."""
     from kimi_lsp.pins import discovery
     from kimi_lsp.pins.locks import LOCK_FORMATS
+    from kimi_lsp.pins.model import PinFormat
 
     fmt = discovery.pin_format(path)
     if fmt in LOCK_FORMATS:
         return True
-    if fmt in ("requirements", "constraints") and workspace is not None:
+    if fmt in (PinFormat.REQUIREMENTS, PinFormat.CONSTRAINTS) and workspace is not None:
         sources = discovery.read_pin_file(path, workspace)
         return bool(sources) and sources[0].is_lock
     return False

@@ -9,6 +9,7 @@ No file I/O here: the engine loads the ``--config`` file and passes the parsed `
 """
 from __future__ import annotations
 
+import enum
 import json
 import re
 from collections.abc import Callable, Sequence
@@ -23,6 +24,24 @@ from kimi_lsp.text import Span
 _NEGATIVE_NUMBER = re.compile(r"^-\d+$|^-\d*\.\d+$")
 
 
+class Origin(str, enum.Enum):
+    """Where a word of the merged argv was written."""
+
+    CLI = "cli"  # the command line
+    CONFIG = "config"  # the --config file (the token is its YAML key or value)
+
+
+class ArgProblemKind(str, enum.Enum):
+    """The argparse (or config merger) error an ``ArgProblem`` stands for."""
+
+    UNKNOWN = "unknown"  # unrecognized arguments (collected: argparse reports them at the end)
+    AMBIGUOUS = "ambiguous"  # a prefix of several options (argparse exits here)
+    MISSING_VALUE = "missing-value"  # expected N argument(s)
+    EXPLICIT_VALUE = "explicit-value"  # --flag=value for a flag that takes none
+    EXTRA_VALUE = "extra-value"  # a value word no option consumed
+    CONFIG_REFUSED = "config-refused"  # a --config key whose action the merger refuses
+
+
 @dataclass(frozen=True, slots=True)
 class ArgUse:
     """One occurrence of a known flag in the merged argv."""
@@ -30,7 +49,7 @@ class ArgUse:
     flag: Flag
     option: Token  # the option token as written (config: the YAML key)
     values: tuple[Token, ...]  # the value tokens argparse consumed (config: the YAML value/items)
-    origin: str  # "cli" | "config"
+    origin: Origin
     entry: ConfigEntry | None = None  # the YAML entry, for config-origin uses
     inline: bool = False  # written --flag=value
 
@@ -51,9 +70,9 @@ class ArgUse:
 class ArgProblem:
     """An argparse-level error sglang would raise while parsing the merged argv."""
 
-    kind: str  # unknown | ambiguous | missing-value | explicit-value | extra-value | config-* (see below)
+    kind: ArgProblemKind
     token: Token
-    origin: str  # "cli" | "config"
+    origin: Origin
     message: str  # argparse's / sglang's own wording
     candidates: tuple[str, ...] = ()
     flag: Flag | None = None
@@ -121,9 +140,9 @@ def config_tokens(config: ConfigFile, schema: Schema) -> tuple[list[tuple[Token,
         if flag is not None and flag.config_refused:
             problems.append(
                 ArgProblem(
-                    "config-refused",
+                    ArgProblemKind.CONFIG_REFUSED,
                     key_tok,
-                    "config",
+                    Origin.CONFIG,
                     f"Unsupported config option '{key.replace('-', '_')}' with action '{flag.config_refused}'",
                     flag=flag,
                     entry=entry,
@@ -209,7 +228,7 @@ def _nargs_range(flag: Flag) -> tuple[int, int | None]:
 
 
 def parse_words(
-    schema: Schema, words: Sequence[tuple[Token, str, ConfigEntry | None]]
+    schema: Schema, words: Sequence[tuple[Token, Origin, ConfigEntry | None]]
 ) -> tuple[list[ArgUse], list[ArgProblem]]:
     """Replay argparse over (token, origin, entry) words. Stops at the first fatal error like argparse,
     except that unknown options are collected (argparse reports them together at the end)."""
@@ -255,7 +274,7 @@ def parse_words(
             if isinstance(m, tuple):
                 problems.append(
                     ArgProblem(
-                        "ambiguous",
+                        ArgProblemKind.AMBIGUOUS,
                         tok,
                         origin,
                         f"ambiguous option: {word.split('=', 1)[0] if '=' in word else word} could match {', '.join(m)}",
@@ -266,7 +285,7 @@ def parse_words(
                 return uses, problems  # argparse exits here
             if m is None:
                 problems.append(
-                    ArgProblem("unknown", tok, origin, f"unrecognized arguments: {word}", entry=entry)
+                    ArgProblem(ArgProblemKind.UNKNOWN, tok, origin, f"unrecognized arguments: {word}", entry=entry)
                 )
                 i += 1
                 continue
@@ -279,7 +298,7 @@ def parse_words(
             if hi == 0:
                 problems.append(
                     ArgProblem(
-                        "explicit-value",
+                        ArgProblemKind.EXPLICIT_VALUE,
                         tok,
                         origin,
                         f"argument {_display(flag)}: ignored explicit argument {explicit!r}",
@@ -303,7 +322,7 @@ def parse_words(
         if take < lo:
             problems.append(
                 ArgProblem(
-                    "missing-value",
+                    ArgProblemKind.MISSING_VALUE,
                     tok,
                     origin,
                     f"argument {_display(flag)}: {_expected(flag)}",
@@ -317,7 +336,7 @@ def parse_words(
         i = j + take
     for k in extras:
         tok, origin, entry = words[k]
-        problems.append(ArgProblem("extra-value", tok, origin, f"unrecognized arguments: {tok.value}", entry=entry))
+        problems.append(ArgProblem(ArgProblemKind.EXTRA_VALUE, tok, origin, f"unrecognized arguments: {tok.value}", entry=entry))
     return uses, problems
 
 
@@ -401,12 +420,12 @@ def resolve(command: LaunchCommand, schema: Schema, config: ConfigFile | None) -
     with the command line and replay argparse."""
     env = {v.name.value: v for v in command.env}
     problems: list[ArgProblem] = []
-    words: list[tuple[Token, str, ConfigEntry | None]] = []
+    words: list[tuple[Token, Origin, ConfigEntry | None]] = []
     cfg = command.config if command.entry is Entry.CONFIG_FILE else config
     if cfg is not None:
         cwords, cproblems = config_tokens(cfg, schema)
         problems.extend(cproblems)
-        words.extend((t, "config", e) for t, e in cwords)
+        words.extend((t, Origin.CONFIG, e) for t, e in cwords)
         for var in cfg.env:
             env[var.name.value] = var
     cli, model, cli_problems = cli_words(command)
@@ -414,13 +433,13 @@ def resolve(command: LaunchCommand, schema: Schema, config: ConfigFile | None) -
     if model is not None:
         mp = schema.exact("--model-path")
         if mp is not None:
-            words.append((Token("--model-path", model.span, exact=False), "cli", None))
-    words.extend((t, "cli", None) for t in cli)
+            words.append((Token("--model-path", model.span, exact=False), Origin.CLI, None))
+    words.extend((t, Origin.CLI, None) for t in cli)
     if model is not None:
         # place the model value right after the synthesized --model-path
         pos = next((k for k, w in enumerate(words) if w[0].span == model.span and w[0].value == "--model-path"), None)
         if pos is not None:
-            words.insert(pos + 1, (model, "cli", None))
+            words.insert(pos + 1, (model, Origin.CLI, None))
     uses, parse_problems = parse_words(schema, words)
     problems.extend(parse_problems)
     config_tok, _ = config_path_token(command)

@@ -570,7 +570,7 @@ def yaml_pip_release(path: Path, workspace: Workspace) -> ReleaseResolution | No
     src = workspace.read(path)
     if not isinstance(src, SourceText) or not _INSTALLS_SGLANG.search(src.text):
         return None
-    memo: dict = workspace.__dict__.setdefault("_kimi_lsp_yaml_pip", {})
+    memo: dict[Path, tuple[SourceText, ReleaseResolution | None]] = workspace.__dict__.setdefault("_kimi_lsp_yaml_pip", {})
     hit = memo.get(path)
     if hit is not None and hit[0] is src:  # every launch of a large manifest asks once
         return hit[1]
@@ -697,13 +697,13 @@ def _pin_text(src: PinSource, p: Pin, workspace: Workspace) -> str:
 def image_pin_source(res: ReleaseResolution, launch: Path) -> PinSource | None:
     """The official image's sglang, as a pin source that governs the launch before any other
     (its flashinfer-python is the one that release pins); None unless the launch runs in one."""
-    from kimi_lsp.pins.model import Pin, PinSource
+    from kimi_lsp.pins.model import Pin, PinFormat, PinSource
 
     if not res.from_image or res.version is None or res.location is None:
         return None
     span = res.location.span
     pin = Pin(SGLANG, Located(SGLANG, span), f"=={res.version}", res.version, span, None)
-    return PinSource(res.location.path, "image", False, (pin,))
+    return PinSource(res.location.path, PinFormat.IMAGE, False, (pin,))
 
 
 # -- wording ---------------------------------------------------------------------------------

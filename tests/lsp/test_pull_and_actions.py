@@ -166,3 +166,22 @@ async def test_clients_without_resolve_or_document_changes_get_plain_edits(proje
         assert bump.edit is not None and bump.edit.document_changes is None
         apply_workspace_edit(bump.edit)
         assert (project / "requirements.txt").read_text() == "flashinfer-python==0.6.17\n"
+
+
+async def test_a_fix_that_no_longer_applies_resolves_disabled(project: Path) -> None:
+    # VS Code announces codeAction.disabledSupport: an action whose fix went stale (the pin was
+    # fixed on disk meanwhile) resolves to a disabled action with the reason, not to an error
+    async with lsp(project, push_capabilities()) as client:
+        u = open_doc(client, project / "k3.yaml")
+        diags = await diagnostics(client, u)
+        bump = next(a for a in await _actions(client, u, diags) if a.title.startswith("Bump"))
+        (project / "requirements.txt").write_text("flashinfer-python==0.7.2\n")
+        client.workspace_did_change_watched_files(
+            T.DidChangeWatchedFilesParams(
+                changes=[T.FileEvent(uri=uri(project / "requirements.txt"), type=T.FileChangeType.Changed)]
+            )
+        )
+        await diagnostics(client, u, lambda ds: ds == [])
+        resolved = await client.code_action_resolve_async(bump)
+        assert resolved.edit is None
+        assert resolved.disabled is not None and resolved.disabled.reason == "no edit applies to the current text"

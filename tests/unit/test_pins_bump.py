@@ -9,7 +9,7 @@ from kimi_lsp.diagnostics import Edit
 from kimi_lsp.pins.bump import bump_fix_edits, relock_hint
 from kimi_lsp.pins.conda_env import read_conda_env
 from kimi_lsp.pins.install_cmds import read_install_pins
-from kimi_lsp.pins.model import Pin, PinSource
+from kimi_lsp.pins.model import Pin, PinFormat, PinSource
 from kimi_lsp.pins.pipfile import read_pipfile
 from kimi_lsp.pins.pyproject import read_pyproject
 from kimi_lsp.pins.requirements import read_requirements
@@ -133,7 +133,7 @@ def test_hashed_and_compiled_are_not_edited() -> None:
 
 def test_lock_sources_are_never_edited() -> None:
     pin = Pin(FI, Located(FI, Span(0, 17)), "==0.6.10", "0.6.10", Span(0, 25), Span(17, 25))
-    lock = PinSource(ROOT / "uv.lock", "uv.lock", True, (pin,), tool="uv")
+    lock = PinSource(ROOT / "uv.lock", PinFormat.UV_LOCK, True, (pin,), tool="uv")
     assert bump_fix_edits(lock, pin, T, "flashinfer-python==0.6.10") is None
 
 
@@ -296,7 +296,7 @@ def test_shell_variable_value_is_edited() -> None:
 
 
 def _src(fmt: str, name: str, tool: str | None = None, *, is_lock: bool = False, relock: str | None = None) -> PinSource:
-    return PinSource(ROOT / name, fmt, is_lock, (), tool=tool, relock_command=relock)
+    return PinSource(ROOT / name, PinFormat(fmt), is_lock, (), tool=tool, relock_command=relock)
 
 
 @pytest.mark.parametrize(
@@ -348,12 +348,12 @@ def test_bump_never_raises(spec_text: str) -> None:
     pin = Pin(FI, Located(FI, Span(0, 17)), spec_text, None, Span(0, len(text) - 1), Span(17, 17 + len(spec_text)),
               native_spec=spec_text or None)
     for fmt in ("requirements", "pyproject", "environment.yml", "dockerfile", "Pipfile"):
-        src = PinSource(ROOT / "f", fmt, False, (pin,))
+        src = PinSource(ROOT / "f", PinFormat(fmt), False, (pin,))
         for target in (T, "garbage", ""):
             out = bump_fix_edits(src, pin, target, text)
             assert out is None or isinstance(out, tuple)
     far = Pin(FI, Located(FI, Span(0, 1)), "", None, Span(0, 1), Span(500, 600))
-    assert bump_fix_edits(PinSource(ROOT / "f", "requirements", False, (far,)), far, T, "x") is None
+    assert bump_fix_edits(PinSource(ROOT / "f", PinFormat.REQUIREMENTS, False, (far,)), far, T, "x") is None
 
 
 def test_dockerfile_crlf_continuation_bump() -> None:

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from kimi_lsp.pins import locks
-from kimi_lsp.pins.model import PinSource
+from kimi_lsp.pins.model import PinFormat, PinSource
 from kimi_lsp.workspace import SourceText
 
 FIXTURES = Path(__file__).resolve().parents[1] / "pins_fixtures"
@@ -254,8 +254,8 @@ def test_crlf_positions() -> None:
 
 
 def test_read_lock_unknown_format() -> None:
-    ps = locks.read_lock(SourceText(Path("/x/foo.lock"), ""), "foo.lock")
-    assert ps.pins == () and ps.problems
+    ps = locks.read_lock(SourceText(Path("/x/foo.lock"), ""), PinFormat.REQUIREMENTS)  # no lock reader for it
+    assert ps.pins == () and [p.message for p in ps.problems] == ["not a lockfile format: requirements"]
 
 
 # -- broken files ---------------------------------------------------------------------------

@@ -102,6 +102,7 @@ def test_launch_that_omits_tp_uses_sglang_default_and_exceeds_the_kernel():
     ("settings", "overrides", "message"),
     [
         ({"kv_cache_dtype": "fp8_e5m2"}, ShapeOverrides(), "fp8_e5m2"),
+        ({"kv_cache_dtype": ["fp8_e4m3"]}, ShapeOverrides(), "kv-cache-dtype"),  # a YAML list: unhashable
         ({"dcp_size": "eight"}, ShapeOverrides(), "dcp-size: expected an integer"),
         ({"tp_size": True}, ShapeOverrides(), "tp-size: expected an integer"),
         (None, ShapeOverrides(seq_lens=(4,)), None),

@@ -15,12 +15,16 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from kimi_lsp import cache
 from kimi_lsp.cli import output
 from kimi_lsp.diagnostics import Diagnostic, Severity
 from kimi_lsp.workspace import Workspace, record_touched, take_touched
+
+if TYPE_CHECKING:
+    from kimi_lsp.text import Span
+    from kimi_lsp.workspace import SourceText
 
 # The engine (rules, schema, surface and pin readers) is imported where a lint runs, so that a
 # result-cache hit answers without loading it.
@@ -337,8 +341,8 @@ def _fix(ns: argparse.Namespace, run: _Run, fmt: str) -> tuple[list[Diagnostic],
     mem_pos = output.Positions(run.ws)
     not_fixed: list[str] = []
     for r in outcome.refused:
-        p = mem_pos.of(r.diagnostic.path, r.diagnostic.location.span)
-        where = f"{output.display_path(r.diagnostic.path, cwd)}:{p.line}:{p.column}"
+        at = mem_pos.of(r.diagnostic.path, r.diagnostic.location.span)
+        where = f"{output.display_path(r.diagnostic.path, cwd)}:{at.line}:{at.column}"
         not_fixed.append(f"Not fixed: {where}: {r.diagnostic.code} ({r.fix.title}): {r.reason}")
 
     written: list[Path] = []
@@ -385,7 +389,7 @@ def _fix(ns: argparse.Namespace, run: _Run, fmt: str) -> tuple[list[Diagnostic],
 
     verb = "Would fix" if ns.diff else "Fixed"
     done = set(written)
-    fixed_diags: dict[tuple, None] = {}
+    fixed_diags: dict[tuple[str, str, Span], None] = {}
     per_file: dict[Path, dict[str, set[str]]] = {}
     for d, f in outcome.applied:
         touched = {e.path for e in f.edits} & done
@@ -423,7 +427,7 @@ def _as_written(raw: str, cwd: Path) -> Path:
     return p / "_" if os.path.isdir(p) and not os.path.islink(p) else p
 
 
-def _still_reads(path: Path, text: str, src) -> bool:
+def _still_reads(path: Path, text: str, src: SourceText | None) -> bool:
     """Does ``path`` on disk still decode to ``text`` (what the fixes were computed on)?"""
     from kimi_lsp.workspace import SourceText, decode_bytes
 

@@ -18,7 +18,7 @@ def rules_cmd(argv: Sequence[str]) -> int:
 
     if ns.format == "json":
         print(json.dumps([
-            {"code": r.code, "name": r.name, "severity": r.default_severity.value, "fix": r.fix, "summary": r.summary}
+            {"code": r.code, "name": r.name, "severity": r.default_severity.value, "fix": r.fix.value, "summary": r.summary}
             for r in ALL_RULES
         ], indent=2))
     elif ns.format == "markdown":

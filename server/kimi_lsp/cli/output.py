@@ -7,6 +7,7 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from kimi_lsp import __version__
 from kimi_lsp._record import dataclass
@@ -89,7 +90,7 @@ def render_text(diags: Sequence[Diagnostic], pos: Positions, cwd: Path, *, files
     return "\n".join(out) + ("\n" if out else "")
 
 
-def _edit_json(e: Edit, pos: Positions, cwd: Path) -> dict:
+def _edit_json(e: Edit, pos: Positions, cwd: Path) -> dict[str, Any]:
     p = pos.of(e.path, e.span)
     return {
         "path": display_path(e.path, cwd),
@@ -101,9 +102,9 @@ def _edit_json(e: Edit, pos: Positions, cwd: Path) -> dict:
     }
 
 
-def diagnostic_json(d: Diagnostic, pos: Positions, cwd: Path) -> dict:
+def diagnostic_json(d: Diagnostic, pos: Positions, cwd: Path) -> dict[str, Any]:
     p = pos.of(d.path, d.location.span)
-    obj: dict = {
+    obj: dict[str, Any] = {
         "path": display_path(d.path, cwd),
         "line": p.line,
         "column": p.column,
@@ -121,7 +122,7 @@ def diagnostic_json(d: Diagnostic, pos: Positions, cwd: Path) -> dict:
             {"path": display_path(r.location.path, cwd), "line": rp.line, "column": rp.column, "message": r.message}
         )
     for f in d.fixes:
-        fj: dict = {
+        fj: dict[str, Any] = {
             "title": f.title,
             "applicability": f.applicability.value,
             "edits": [_edit_json(e, pos, cwd) for e in f.edits],
@@ -132,7 +133,7 @@ def diagnostic_json(d: Diagnostic, pos: Positions, cwd: Path) -> dict:
     return obj
 
 
-def summary(diags: Sequence[Diagnostic], files: int) -> dict:
+def summary(diags: Sequence[Diagnostic], files: int) -> dict[str, int]:
     c = Counter(d.severity for d in diags)
     return {"files": files, "errors": c[Severity.ERROR], "warnings": c[Severity.WARNING], "infos": c[Severity.INFO]}
 

@@ -16,6 +16,7 @@ import os
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from kimi_lsp import __version__
@@ -23,6 +24,9 @@ from kimi_lsp.cli.output import Positions, annotation_base
 from kimi_lsp.diagnostics import Diagnostic, Edit, Fix, Severity
 from kimi_lsp.text import Span
 from kimi_lsp.workspace import SourceText, find_repo_root
+
+if TYPE_CHECKING:
+    from kimi_lsp.rules._base import Rule
 
 SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 SRCROOT = "%SRCROOT%"
@@ -37,7 +41,7 @@ def sarif_base(cwd: Path) -> Path:
     return find_repo_root(cwd, cwd)
 
 
-def _artifact(path: Path, base: Path) -> dict:
+def _artifact(path: Path, base: Path) -> dict[str, str]:
     try:
         rel = Path(os.path.abspath(path)).relative_to(base).as_posix()
     except ValueError:
@@ -45,7 +49,7 @@ def _artifact(path: Path, base: Path) -> dict:
     return {"uri": quote(rel, safe="/"), "uriBaseId": SRCROOT}
 
 
-def _region(pos: Positions, path: Path, span: Span) -> dict:
+def _region(pos: Positions, path: Path, span: Span) -> dict[str, int]:
     p = pos.of(path, span)
     return {"startLine": p.line, "startColumn": p.column, "endLine": p.end_line, "endColumn": p.end_column}
 
@@ -55,7 +59,7 @@ def _escape(text: str) -> str:
     return text.replace("\\", "\\\\").replace("[", "\\[").replace("]", "\\]")
 
 
-def _rule_descriptor(r) -> dict:
+def _rule_descriptor(r: Rule) -> dict[str, Any]:
     from kimi_lsp.catalogue import doc_url, render_rule_markdown
 
     try:
@@ -70,11 +74,11 @@ def _rule_descriptor(r) -> dict:
         "help": {"text": r.doc, "markdown": markdown},
         "helpUri": doc_url(r),
         "defaultConfiguration": {"level": _LEVEL[r.default_severity]},
-        "properties": {"tags": ["sglang", "kimi-lsp"], "fix": r.fix},
+        "properties": {"tags": ["sglang", "kimi-lsp"], "fix": r.fix.value},
     }
 
 
-def _fix(f: Fix, pos: Positions, base: Path) -> dict:
+def _fix(f: Fix, pos: Positions, base: Path) -> dict[str, Any]:
     by_file: dict[Path, list[Edit]] = {}
     for e in f.edits:
         by_file.setdefault(e.path, []).append(e)
@@ -110,11 +114,11 @@ def render_sarif(
     rules = [_rule_descriptor(r) for r in ALL_RULES]
     index = {r.code: i for i, r in enumerate(ALL_RULES)}
     results = []
-    seen: Counter = Counter()
+    seen: Counter[str] = Counter()
     for d in diags:
         loc = _artifact(d.path, base)
         text = d.message
-        res: dict = {"ruleId": d.code}
+        res: dict[str, Any] = {"ruleId": d.code}
         if d.code in index:
             res["ruleIndex"] = index[d.code]
         res["level"] = _LEVEL[d.severity]
@@ -148,7 +152,7 @@ def render_sarif(
         digest = hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:32]
         res["partialFingerprints"] = {"kimiLsp/v1": f"{digest}:{seen[key]}"}
         results.append(res)
-    invocation: dict = {"executionSuccessful": not engine_errors}
+    invocation: dict[str, Any] = {"executionSuccessful": not engine_errors}
     if engine_errors:
         invocation["toolExecutionNotifications"] = [
             {"level": "error", "message": {"text": e.strip().splitlines()[0] if e.strip() else "internal error"}}

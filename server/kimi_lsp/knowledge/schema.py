@@ -443,8 +443,8 @@ def _release_rows(version: str) -> tuple[list[list[Any]], dict[str, Any]]:
         if "dict" in packed:
             if _in_ranges(packed["r"], i):
                 section = {}
-                for key, line in packed["dict"].items():
-                    value = _at(line, i)
+                for key, timeline in packed["dict"].items():
+                    value = _at(timeline, i)
                     if value is not _ABSENT:
                         section[key] = value
                 doc[name] = section

@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from kimi_lsp.engine import Engine
+from kimi_lsp.pins.model import PinFormat
 from kimi_lsp.workspace import Workspace, find_repo_root
 
 log = logging.getLogger("kimi_lsp.lsp")
@@ -32,7 +33,7 @@ def pin_format(path: Path) -> str | None:
     return discovery.pin_format(path)
 
 
-LOCK_FORMATS = {"uv.lock", "poetry.lock", "pdm.lock", "Pipfile.lock", "pylock", "conda-lock"}
+LOCK_FORMATS = {PinFormat.UV_LOCK, PinFormat.POETRY_LOCK, PinFormat.PDM_LOCK, PinFormat.PIPFILE_LOCK, PinFormat.PYLOCK, PinFormat.CONDA_LOCK}
 
 
 def is_lockfile(path: Path) -> bool:

@@ -32,7 +32,7 @@ def _wants(only: Any, kind: str) -> bool:
 
 
 def fix_actions(
-    uri: str, d: T.Diagnostic, payload: dict, refuse: Callable[[Path], str | None] | None = None
+    uri: str, d: T.Diagnostic, payload: dict[str, Any], refuse: Callable[[Path], str | None] | None = None
 ) -> list[T.CodeAction]:
     """One quick-fix per fix. Commands (the re-lock follow-up) are attached on resolve: a listed
     action carrying ``command`` reads as a bare ``Command`` to lsprotocol-based clients.
@@ -103,7 +103,7 @@ def list_actions(session: Session, snaps: Snaps, params: T.CodeActionParams) -> 
     return out
 
 
-def _published(session: Session, path: Path) -> dict[tuple, dict]:
+def _published(session: Session, path: Path) -> dict[convert.DiagnosticKey, dict[str, Any]]:
     """The data of the diagnostics the server would publish now, keyed by code and range."""
     report = session.report(path, None)
     return {convert.diagnostic_key(d.code, d.range): d.data for d in report.items if isinstance(d.data, dict)}
@@ -112,9 +112,9 @@ def _published(session: Session, path: Path) -> dict[tuple, dict]:
 # -- resolving --------------------------------------------------------------------------------
 
 
-def _fresh_fix(session: Session, path: Path, data: dict) -> dict | None:
+def _fresh_fix(session: Session, path: Path, data: dict[str, Any]) -> dict[str, Any] | None:
     """The same fix recomputed when a file it edits changed since the diagnostic was made."""
-    fix = data["fix"]
+    fix: dict[str, Any] = data["fix"]
     stale = any(convert.digest(session.text_of(Path(p)) or "") != h for p, h in fix["digests"].items())
     if not stale:
         return fix
@@ -130,13 +130,15 @@ def _fresh_fix(session: Session, path: Path, data: dict) -> dict | None:
     return None
 
 
-def resolve_fix(session: Session, snaps: Snaps, data: dict, document_changes: bool) -> T.WorkspaceEdit | None:
+def resolve_fix(session: Session, snaps: Snaps, data: dict[str, Any], document_changes: bool) -> T.WorkspaceEdit | None:
     session.sync(snaps)
     path = uri_to_path(data["uri"])
-    fix = _fresh_fix(session, path, data) if path is not None else None
+    if path is None:
+        return None
+    fix = _fresh_fix(session, path, data)
     if fix is None:
         return None
-    roots = {fixes.edit_root(path, session.root)} | set(session.folders)  # type: ignore[arg-type]
+    roots = {fixes.edit_root(path, session.root)} | set(session.folders)
     if any(fixes.edit_refusal(Path(e["path"]), session.workspace, roots) for e in fix["edits"]):
         return None  # an action listed before the rule changed, or made by another client
     per_file: edits.FileEdits = {}
@@ -145,7 +147,7 @@ def resolve_fix(session: Session, snaps: Snaps, data: dict, document_changes: bo
     return edits.workspace_edit(session, snaps, per_file, document_changes)
 
 
-def resolve_ignore(session: Session, snaps: Snaps, data: dict, document_changes: bool) -> T.WorkspaceEdit | None:
+def resolve_ignore(session: Session, snaps: Snaps, data: dict[str, Any], document_changes: bool) -> T.WorkspaceEdit | None:
     session.sync(snaps)
     path = uri_to_path(data["uri"])
     if path is None:
@@ -157,7 +159,7 @@ def resolve_ignore(session: Session, snaps: Snaps, data: dict, document_changes:
 
 
 def resolve_fix_all(
-    session: Session, snaps: Snaps, data: dict, document_changes: bool
+    session: Session, snaps: Snaps, data: dict[str, Any], document_changes: bool
 ) -> tuple[T.WorkspaceEdit | None, list[str]]:
     session.sync(snaps)
     path = uri_to_path(data["uri"])
@@ -190,7 +192,7 @@ async def resolve(ls: KimiLanguageServer, action: T.CodeAction) -> T.CodeAction:
         if followups:
             action.command = commands.followup_command(commands.rerun_message("; ".join(followups)))
     if action.edit is None and ls.cap("text_document.code_action.disabled_support"):
-        action.disabled = T.CodeActionDisabledType(reason="no edit applies to the current text")
+        action.disabled = T.CodeActionDisabled(reason="no edit applies to the current text")
     return action
 
 

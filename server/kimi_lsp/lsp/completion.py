@@ -10,13 +10,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types as T
 
 from kimi_lsp.knowledge.schema import HELP_ACTION, Flag, Schema, load_schema
 from kimi_lsp.lsp import convert, flagdoc
-from kimi_lsp.lsp.session import Session, uri_to_path
+from kimi_lsp.lsp.session import Session, Snaps, uri_to_path
 from kimi_lsp.surfaces.model import Entry
 from kimi_lsp.text import LineIndex, Span
 
@@ -85,7 +85,8 @@ def context(session: Session, path: Path, lines: LineIndex, text: str, offset: i
     m = _FLAG_VALUE.search(before)
     if m and not m.group(3).startswith("-"):
         return Ctx("value", offset - len(m.group(3)), m.group(1))
-    word = _WORD.search(before).group(0)
+    found = _WORD.search(before)  # always matches: the pattern may match empty at the end
+    word = found.group(0) if found else ""
     if word.startswith("-"):
         return Ctx("flag", offset - len(word))
     return None
@@ -100,7 +101,7 @@ class ClientShape:
     edit_range: bool = False  # CompletionList.itemDefaults.editRange (LSP 3.17)
 
 
-def _tags(deprecated: bool, shape: ClientShape) -> dict:
+def _tags(deprecated: bool, shape: ClientShape) -> dict[str, Any]:
     if not deprecated:
         return {}
     return {"tags": [T.CompletionItemTag.Deprecated]} if shape.tags else {"deprecated": True}
@@ -136,7 +137,7 @@ def _build_catalog(schema: Schema, is_key: bool) -> tuple[tuple[str, str, str, b
     return tuple(out)
 
 
-def _edit(rng: T.Range, label: str, new: str, shape: ClientShape) -> dict:
+def _edit(rng: T.Range, label: str, new: str, shape: ClientShape) -> dict[str, Any]:
     """The item's edit: per item, or only its text when the list carries the range."""
     if shape.edit_range:
         return {"text_edit_text": new} if new != label else {}
@@ -198,7 +199,7 @@ def _value_flag(schema: Schema, ctx: Ctx) -> Flag | None:
     return found if isinstance(found, Flag) else None
 
 
-def complete(session: Session, snaps, uri: str, pos: T.Position, shape: ClientShape) -> T.CompletionList | None:
+def complete(session: Session, snaps: Snaps, uri: str, pos: T.Position, shape: ClientShape) -> T.CompletionList | None:
     """On the lint thread."""
     session.sync(snaps)
     path = uri_to_path(uri)

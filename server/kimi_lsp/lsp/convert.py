@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from lsprotocol import types as T
 
@@ -73,11 +74,11 @@ def digest(text: str) -> str:
 LinesOf = Callable[[Path], "LineIndex | None"]
 
 
-def fix_payload(d: Diagnostic, text_of: Callable[[Path], str | None]) -> list[dict]:
+def fix_payload(d: Diagnostic, text_of: Callable[[Path], str | None]) -> list[dict[str, Any]]:
     """The diagnostic's fixes as JSON data: spans in code points plus each file's digest."""
-    out = []
+    out: list[dict[str, Any]] = []
     for i, f in enumerate(d.fixes):
-        digests = {}
+        digests: dict[str, str] = {}
         for e in f.edits:
             t = text_of(e.path)
             digests[str(e.path)] = digest(t) if t is not None else ""
@@ -138,10 +139,13 @@ def _tags(code: str) -> list[T.DiagnosticTag] | None:
     return None
 
 
+DiagnosticKey = tuple[str, int, int, int, int]  # code and range
+
+
 def _zero() -> T.Range:
     return T.Range(start=T.Position(line=0, character=0), end=T.Position(line=0, character=0))
 
 
-def diagnostic_key(code: object, rng: T.Range) -> tuple:
+def diagnostic_key(code: object, rng: T.Range) -> DiagnosticKey:
     """How a diagnostic sent back by the client is matched with the one the server published."""
     return (str(code), rng.start.line, rng.start.character, rng.end.line, rng.end.character)

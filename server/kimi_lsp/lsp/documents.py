@@ -22,6 +22,7 @@ from kimi_lsp.lsp.session import uri_to_path
 
 if TYPE_CHECKING:
     from kimi_lsp.lsp.server import KimiLanguageServer
+    from kimi_lsp.lsp.session import DocReport
 
 log = logging.getLogger("kimi_lsp.lsp")
 DELAY = 0.1
@@ -34,7 +35,7 @@ class Scheduler:
         self.disk: set[Path] = set()  # changed on disk: drop cached reads first
         self.everything = False
         self.structural = False  # files came or went: every cached result and the walk are stale
-        self.task: asyncio.Task | None = None
+        self.task: asyncio.Task[None] | None = None
         self.last_start = float("-inf")
 
     def request(
@@ -77,7 +78,7 @@ class Scheduler:
             batch = batch | set(snaps)
         refresh = ls.pull_diagnostics  # pull clients are told to pull again, push clients get pushes
 
-        def job():
+        def job() -> list[DocReport] | None:
             if structural:
                 session.touch_all(files_changed=True)
             for p in disk:

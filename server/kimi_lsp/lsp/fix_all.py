@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from kimi_lsp import fixes
+from kimi_lsp.diagnostics import Diagnostic
 from kimi_lsp.lsp import scratch
 from kimi_lsp.lsp.session import Session, Snaps
 
@@ -18,7 +19,7 @@ def fix_all(session: Session, snaps: Snaps, path: Path) -> tuple[dict[Path, tupl
     """(path -> (before, after)) for every file the fixes touch, and the follow-up commands."""
     ws = scratch.workspace(session, snaps)
 
-    def lint():
+    def lint() -> list[Diagnostic]:
         # a fresh engine per pass: the engine caches parsed --config files by path
         return scratch.diagnostics_in(session, scratch.engine(session, ws), path)
 

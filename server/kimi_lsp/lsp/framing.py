@@ -83,4 +83,5 @@ def install() -> None:
     """Make pygls' stdio and TCP servers use this loop."""
     import pygls.server
 
-    pygls.server.run_async = run_async  # type: ignore[assignment]
+    # pygls.server imports run_async from pygls.io_ (not re-exported) and calls it by that name
+    pygls.server.run_async = run_async  # type: ignore[attr-defined]

@@ -11,7 +11,7 @@ from lsprotocol import types as T
 
 from kimi_lsp import catalogue
 from kimi_lsp.lsp import convert, cursor, flagdoc, pindoc
-from kimi_lsp.lsp.session import Session, uri_to_path
+from kimi_lsp.lsp.session import Session, Snaps, uri_to_path
 from kimi_lsp.rules import get as get_rule
 from kimi_lsp.text import LineIndex, Span
 
@@ -48,7 +48,7 @@ def flag_hover(session: Session, path: Path, offset: int) -> tuple[str, Span] | 
     return f"`{at.hit.written}` is not an sglang {at.schema.version} flag", at.hit.span
 
 
-def hover_at(session: Session, snaps, uri: str, pos: T.Position) -> T.Hover | None:
+def hover_at(session: Session, snaps: Snaps, uri: str, pos: T.Position) -> T.Hover | None:
     """On the lint thread."""
     session.sync(snaps)
     path = uri_to_path(uri)

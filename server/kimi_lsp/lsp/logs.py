@@ -27,7 +27,7 @@ def setup(log_level: str) -> None:
     if not any(getattr(h, "_kimi_stderr", False) for h in root.handlers):
         h = logging.StreamHandler(sys.stderr)
         h.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-        h._kimi_stderr = True  # type: ignore[attr-defined]
+        h._kimi_stderr = True  # type: ignore[attr-defined]  # our marker: a second setup() adds no second handler
         root.addHandler(h)
     root.setLevel(logging.WARNING)
     logging.getLogger("kimi_lsp").setLevel(level)

@@ -19,7 +19,9 @@ def register(ls: KimiLanguageServer) -> None:
     options = T.DiagnosticOptions(identifier=IDENTIFIER, inter_file_dependencies=True, workspace_diagnostics=True)
 
     @ls.feature(T.TEXT_DOCUMENT_DIAGNOSTIC, options)
-    async def document_diagnostic(ls: KimiLanguageServer, params: T.DocumentDiagnosticParams):
+    async def document_diagnostic(
+        ls: KimiLanguageServer, params: T.DocumentDiagnosticParams
+    ) -> T.RelatedFullDocumentDiagnosticReport | T.RelatedUnchangedDocumentDiagnosticReport:
         path = uri_to_path(params.text_document.uri)
         if path is None or ls.session is None:
             return T.RelatedFullDocumentDiagnosticReport(items=[])
@@ -29,12 +31,12 @@ def register(ls: KimiLanguageServer) -> None:
         return T.RelatedFullDocumentDiagnosticReport(items=report.items, result_id=report.result_id)
 
     @ls.feature(T.WORKSPACE_DIAGNOSTIC)
-    async def workspace_diagnostic(ls: KimiLanguageServer, params: T.WorkspaceDiagnosticParams):
+    async def workspace_diagnostic(ls: KimiLanguageServer, params: T.WorkspaceDiagnosticParams) -> T.WorkspaceDiagnosticReport:
         if ls.session is None:
             return T.WorkspaceDiagnosticReport(items=[])
         previous = {p.uri: p.value for p in params.previous_result_ids or ()}
         reports = await ls.on_lint_thread(ls.session.workspace_reports, ls.snapshots())
-        items: list = []
+        items: list[T.WorkspaceDocumentDiagnosticReport] = []
         for r in reports:
             if previous.get(r.uri) == r.result_id:
                 items.append(

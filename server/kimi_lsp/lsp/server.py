@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Generator
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from lsprotocol import types as T
 from pygls.exceptions import JsonRpcInvalidParams
@@ -23,6 +23,11 @@ from kimi_lsp import __version__
 from kimi_lsp.lsp import logs
 from kimi_lsp.lsp.session import DocReport, DocSnap, Session, Snaps, uri_to_path
 
+if TYPE_CHECKING:
+    from concurrent.futures import Future
+
+    from pygls.protocol.json_rpc import RPCMessage
+
 log = logging.getLogger("kimi_lsp.lsp")
 R = TypeVar("R")
 
@@ -32,7 +37,7 @@ class KimiProtocol(LanguageServerProtocol):
     answers a request whose params do not fit its method with JSON-RPC's -32602 (pygls 2 only
     logs it, leaving the client waiting forever)."""
 
-    def structure_message(self, data):  # type: ignore[no-untyped-def]
+    def structure_message(self, data: dict[str, Any]) -> Any:
         try:
             return super().structure_message(data)
         except JsonRpcInvalidParams:
@@ -45,41 +50,49 @@ class KimiProtocol(LanguageServerProtocol):
             # hand pygls something it ignores quietly in place of the broken request
             return JsonRPCNotification(method="$/kimi-lsp/invalidParams", jsonrpc="2.0", params=None)
 
-    def _execute_handler(self, msg_id, handler, callback, args=None, kwargs=None):  # type: ignore[no-untyped-def]
+    def _execute_handler(
+        self,
+        msg_id: str | int,
+        handler: Callable[..., Any],
+        callback: Callable[[Future[Any]], None],
+        args: tuple[Any, ...] | None = None,
+        kwargs: dict[str, Any] | None = None,
+    ) -> None:
         super()._execute_handler(msg_id, handler, callback, args, kwargs)
         if callback == self._check_handler_result:
             # a notification: pygls files its future under a fresh id that nobody will ever
             # cancel or answer, and never removes it (~2 KB per keystroke, without bound)
             future = self._request_futures.get(msg_id)
             if future is not None:
-                future.add_done_callback(lambda _f, key=msg_id: self._request_futures.pop(key, None))
+                future.add_done_callback(lambda _f: self._request_futures.pop(msg_id, None))
 
     # -- lifecycle (LSP 3.17 "Server lifetime"), which pygls leaves to the server ----------------
     _initialize_seen = False
 
-    def handle_message(self, message):  # type: ignore[no-untyped-def]
+    def handle_message(self, message: RPCMessage) -> None:
         # pygls drops everything after shutdown without a word; a request still gets an answer
         method = getattr(message, "method", None)
-        if getattr(self, "_shutdown", False) and method not in (None, T.EXIT) and getattr(message, "id", None) is not None:
+        msg_id = getattr(message, "id", None)
+        if getattr(self, "_shutdown", False) and method not in (None, T.EXIT) and msg_id is not None:
             error = T.ResponseError(code=-32600, message=f"{method} after shutdown: only exit is accepted")
-            self._send_response(message.id, error=error)  # InvalidRequest
+            self._send_response(msg_id, error=error)  # InvalidRequest
             return
         super().handle_message(message)
 
-    def _handle_request(self, msg_id, method_name, params):  # type: ignore[no-untyped-def]
+    def _handle_request(self, msg_id: str | int, method_name: str, params: Any) -> None:
         if not self._initialize_seen and method_name != T.INITIALIZE:
             error = T.ResponseError(code=-32002, message=f"{method_name} before initialize")  # ServerNotInitialized
             self._send_response(msg_id, error=error)
             return
         super()._handle_request(msg_id, method_name, params)
 
-    def _handle_notification(self, method_name, params):  # type: ignore[no-untyped-def]
+    def _handle_notification(self, method_name: str, params: Any) -> None:
         if not self._initialize_seen and method_name != T.EXIT:
             return  # notifications before initialize are dropped, exit excepted
         super()._handle_notification(method_name, params)
 
     @lsp_method(T.SHUTDOWN)
-    def lsp_shutdown(self, *args):  # type: ignore[no-untyped-def]
+    def lsp_shutdown(self, *args: Any) -> Generator[Any, Any, None]:
         # pygls cancels pending requests while iterating its request table, and a cancelled
         # future's done-callback (``_execute_handler`` above) removes itself from that table:
         # iterate over a copy, or shutdown answers "dictionary changed size during iteration".
@@ -93,12 +106,12 @@ class KimiProtocol(LanguageServerProtocol):
         return None
 
     @lsp_method(T.INITIALIZE)
-    def lsp_initialize(self, params: T.InitializeParams):  # type: ignore[override]
+    def lsp_initialize(self, params: T.InitializeParams) -> Generator[Any, Any, T.InitializeResult]:
         self._initialize_seen = True
         general = params.capabilities.general
         encodings = list(general.position_encodings or []) if general else []
-        if T.PositionEncodingKind.Utf8 in encodings:
-            general.position_encodings = [T.PositionEncodingKind.Utf8]  # type: ignore[union-attr]
+        if general is not None and T.PositionEncodingKind.Utf8 in encodings:
+            general.position_encodings = [T.PositionEncodingKind.Utf8]
         result = yield from super().lsp_initialize(params)
         if not client_pulls(params.capabilities):
             # Push or pull, never both: a client that pulls but cannot be told to pull again

@@ -39,14 +39,14 @@ def parse(raw: object) -> EditorSettings:
     reported and left out, the rest still applies (jedi-language-server)."""
     if not isinstance(raw, dict):
         return EditorSettings()
-    if isinstance(raw.get(SECTION), dict):
-        raw = raw[SECTION]
+    section = raw.get(SECTION)
+    table = section if isinstance(section, dict) else raw
     from kimi_lsp.config import known_codes
 
     problems: list[str] = []
     kw: dict[str, object] = {}
     prefer_editor = False
-    for key, value in raw.items():
+    for key, value in table.items():
         k = _dashed(str(key))
         if value is None or k in schema.CLIENT_ONLY:
             continue
@@ -63,6 +63,7 @@ def parse(raw: object) -> EditorSettings:
         problems.extend(f"`kimi-lsp.{setting.key}`: {msg}" for msg in got.problems)
         if got.value is not None:
             kw[setting.key if setting.key == "extend-select" else setting.attr] = got.value
+    # kw holds values settings_schema.check validated per key, typed object here
     if "severity" in kw:
         kw["severity"] = tuple((c, Severity(v)) for c, v in kw["severity"])  # type: ignore[attr-defined]
     if "extend-select" in kw:

@@ -10,12 +10,17 @@ the action becomes "Ignore KLxxx in this file" (``ignore-file``).
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from kimi_lsp import suppression
 from kimi_lsp.lsp import scratch
 from kimi_lsp.lsp.session import Session, Snaps
 from kimi_lsp.text import LineIndex, Span
+
+if TYPE_CHECKING:
+    from kimi_lsp.diagnostics import Diagnostic
 
 _LEADING_DIRECTIVE = re.compile(r"^(#!|#\s*(syntax|escape|check)\s*=)", re.I)
 
@@ -75,7 +80,7 @@ def file_candidates(text: str, lines: LineIndex, code: str) -> list[tuple[Span, 
     return [(Span(start, start), f"# kimi-lsp: ignore-file[{code}]{_newline(text)}")]
 
 
-def _count(diags, code: str) -> int:
+def _count(diags: Iterable[Diagnostic], code: str) -> int:
     return sum(1 for d in diags if d.code == code)
 
 

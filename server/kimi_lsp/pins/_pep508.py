@@ -15,7 +15,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion
 
 from kimi_lsp._record import dataclass
-from kimi_lsp.pins.model import Pin, PinProblem, PinSource
+from kimi_lsp.pins.model import Pin, PinFormat, PinProblem, PinSource
 from kimi_lsp.text import Located, Span
 
 if TYPE_CHECKING:
@@ -402,7 +402,7 @@ def yaml_flow_too_deep(text: str, limit: int = YAML_MAX_FLOW_DEPTH) -> int | Non
     return None
 
 
-def failed_source(path: Path, fmt: str, message: str, *, is_lock: bool = False) -> PinSource:
+def failed_source(path: Path, fmt: PinFormat, message: str, *, is_lock: bool = False) -> PinSource:
     return PinSource(path, fmt, is_lock, (), problems=(PinProblem(message, Span(0, 0)),))
 
 

@@ -18,7 +18,7 @@ from kimi_lsp._record import dataclass
 from kimi_lsp.diagnostics import Edit
 from kimi_lsp.pins._pep508 import COMPANIONS, FLASHINFER, normalize_spec
 from kimi_lsp.pins.conda_env import conda_to_pep440
-from kimi_lsp.pins.model import Pin, PinSource
+from kimi_lsp.pins.model import Pin, PinFormat, PinSource
 from kimi_lsp.pins.pyproject import poetry_to_pep440
 from kimi_lsp.text import Span
 
@@ -44,9 +44,9 @@ class _Clause:
 
 def _style(source: PinSource, pin: Pin) -> str:
     """Which notation the written specifier uses (native_spec is only set when it is not PEP 440)."""
-    if pin.native_spec is not None and source.format == "pyproject":
+    if pin.native_spec is not None and source.format is PinFormat.PYPROJECT:
         return "poetry"
-    if pin.native_spec is not None and source.format == "environment.yml":
+    if pin.native_spec is not None and source.format is PinFormat.ENVIRONMENT_YML:
         return "conda"
     return "pep440"
 
@@ -190,6 +190,8 @@ def _new_spec_text(old: str, pin: Pin, style: str, target: str, local: str | Non
     core = old.strip()
     pre = old[: len(old) - len(old.lstrip())]
     post = old[len(old.rstrip()) :]
+    new_core: str | None
+    pep: str | None
     if core in ("", "*"):
         new_core = f">={target}"
         pep = new_core
@@ -267,7 +269,7 @@ def _pin_edit(source: PinSource, pin: Pin, target: str, text: str, local: str | 
     new = _new_spec_text(old, pin, _style(source, pin), target, local)
     if new is None:
         return None
-    if source.format in ("dockerfile", "shell"):
+    if source.format in (PinFormat.DOCKERFILE, PinFormat.SHELL):
         return _shell_safe(source, pin, sp, new, text)
     return Edit(source.path, sp, new)
 
@@ -348,7 +350,7 @@ def relock_hint(source: PinSource, name: str, target: str, lock: PinSource | Non
     if source.is_lock and source.relock_command:
         return _fill(source.relock_command, name, target)
     tool = (lock.tool if lock is not None and lock.tool else None) or source.tool
-    if source.format == "pyproject":
+    if source.format is PinFormat.PYPROJECT:
         if tool == "uv":
             return f"uv lock --upgrade-package {name}"
         if tool == "poetry":
@@ -356,9 +358,9 @@ def relock_hint(source: PinSource, name: str, target: str, lock: PinSource | Non
         if tool == "pdm":
             return f"pdm update --no-sync {name}"
         return None
-    if source.format == "Pipfile":
+    if source.format is PinFormat.PIPFILE:
         return "pipenv lock"
-    if source.format in ("requirements", "constraints"):
+    if source.format in (PinFormat.REQUIREMENTS, PinFormat.CONSTRAINTS):
         if lock is not None and lock.relock_command:
             return _fill(lock.relock_command, name, target)
         if source.path.suffix == ".in":
@@ -367,7 +369,7 @@ def relock_hint(source: PinSource, name: str, target: str, lock: PinSource | Non
                 return f"uv pip compile {source.path.name} -P {name}=={target} -o {out}"
             return f'pip-compile -P "{name}=={target}" {source.path.name}'
         return None
-    if source.format == "environment.yml" and lock is not None and lock.format == "conda-lock":
+    if source.format is PinFormat.ENVIRONMENT_YML and lock is not None and lock.format is PinFormat.CONDA_LOCK:
         return f"conda-lock -f {source.path.name} --lockfile {lock.path.name}"
     return None
 

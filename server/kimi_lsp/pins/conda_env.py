@@ -10,14 +10,18 @@ directory, so ``-r``/``-c`` are relative to it).
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 import yaml
 
 from kimi_lsp.pins._pep508 import OffsetMap, canonical, failed_source, sole_version, yaml_flow_too_deep
-from kimi_lsp.pins.model import Pin, PinProblem, PinSource
+from kimi_lsp.pins.model import Pin, PinFormat, PinProblem, PinSource
 from kimi_lsp.pins.requirements import read_line_string, read_requirements_tree, resolve_include
 from kimi_lsp.text import Located, Span
 from kimi_lsp.workspace import SourceText, Workspace
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 _CONDA_RE = re.compile(
     r"^(?:(?P<channel>[^\s:]+)::)?(?P<name>[A-Za-z0-9_][A-Za-z0-9_.-]*)(?P<rest>.*)$", re.S
@@ -138,7 +142,7 @@ def read_conda_env(source: SourceText, workspace: Workspace | None = None) -> Pi
     ``includes`` holds the files named by ``-r``/``-c`` in the ``pip:`` list (relative to the env
     file's directory); ``read_conda_env_tree`` reads them too.
     """
-    fmt = "environment.yml"
+    fmt = PinFormat.ENVIRONMENT_YML
     deep = yaml_flow_too_deep(source.text)
     if deep is not None:
         return PinSource(source.path, fmt, False, (), tool="conda",
@@ -162,7 +166,7 @@ def _read(source: SourceText, root: yaml.Node | None, workspace: Workspace | Non
     text = source.text
     pins: list[Pin] = []
     problems: list[PinProblem] = []
-    includes: list = []
+    includes: list[Path] = []
     deps = _mapping_get(root, "dependencies")
     if isinstance(deps, yaml.SequenceNode):
         for item in deps.value:
@@ -195,7 +199,7 @@ def _read(source: SourceText, root: yaml.Node | None, workspace: Workspace | Non
                             includes.append(resolved)
                         if workspace is not None and not workspace.exists(resolved):
                             problems.append(PinProblem(f"included file not found: {path_text}", span))
-    return PinSource(source.path, "environment.yml", False, tuple(pins), tool="conda",
+    return PinSource(source.path, PinFormat.ENVIRONMENT_YML, False, tuple(pins), tool="conda",
                      problems=tuple(problems), includes=tuple(includes))
 
 

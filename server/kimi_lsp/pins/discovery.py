@@ -19,7 +19,7 @@ from typing import Any
 
 from kimi_lsp._record import dataclass, field
 from kimi_lsp.pins.locks import LOCK_FORMATS, read_lock
-from kimi_lsp.pins.model import PinProblem, PinSource
+from kimi_lsp.pins.model import PinFormat, PinProblem, PinSource
 from kimi_lsp.text import Span
 from kimi_lsp.workspace import ReadFailure, SourceText, Workspace, touched
 from kimi_lsp.workspace import normalize_path as _norm
@@ -49,44 +49,44 @@ PIN_FILE_PATTERNS: tuple[str, ...] = (
 )
 
 _EXACT = {
-    "pyproject.toml": "pyproject",
-    "uv.lock": "uv.lock",
-    "poetry.lock": "poetry.lock",
-    "pdm.lock": "pdm.lock",
-    "Pipfile": "Pipfile",
-    "Pipfile.lock": "Pipfile.lock",
-    "environment.yml": "environment.yml",
-    "environment.yaml": "environment.yml",
-    "conda-lock.yml": "conda-lock",
-    "conda-lock.yaml": "conda-lock",
+    "pyproject.toml": PinFormat.PYPROJECT,
+    "uv.lock": PinFormat.UV_LOCK,
+    "poetry.lock": PinFormat.POETRY_LOCK,
+    "pdm.lock": PinFormat.PDM_LOCK,
+    "Pipfile": PinFormat.PIPFILE,
+    "Pipfile.lock": PinFormat.PIPFILE_LOCK,
+    "environment.yml": PinFormat.ENVIRONMENT_YML,
+    "environment.yaml": PinFormat.ENVIRONMENT_YML,
+    "conda-lock.yml": PinFormat.CONDA_LOCK,
+    "conda-lock.yaml": PinFormat.CONDA_LOCK,
 }
 _PYLOCK_RE = re.compile(r"^pylock(?:\.[^.]+)?\.toml$")
 _REQ_SUFFIXES = (".txt", ".in")
 
 # Order of manifests inside a project, and of locks after the primary one.
-_MANIFEST_RANK = {"pyproject": 0, "Pipfile": 1, "environment.yml": 2, "requirements": 3, "constraints": 4}
-_LOCK_RANK = {"uv.lock": 1, "poetry.lock": 2, "pdm.lock": 3, "Pipfile.lock": 4, "conda-lock": 5, "pylock": 6}
+_MANIFEST_RANK = {PinFormat.PYPROJECT: 0, PinFormat.PIPFILE: 1, PinFormat.ENVIRONMENT_YML: 2, PinFormat.REQUIREMENTS: 3, PinFormat.CONSTRAINTS: 4}
+_LOCK_RANK = {PinFormat.UV_LOCK: 1, PinFormat.POETRY_LOCK: 2, PinFormat.PDM_LOCK: 3, PinFormat.PIPFILE_LOCK: 4, PinFormat.CONDA_LOCK: 5, PinFormat.PYLOCK: 6}
 # The lock each manifest tool writes (PinSource.tool of the manifest -> lock format).
-_TOOL_LOCK = {"uv": "uv.lock", "poetry": "poetry.lock", "pdm": "pdm.lock", "pipenv": "Pipfile.lock", "conda": "conda-lock"}
+_TOOL_LOCK = {"uv": PinFormat.UV_LOCK, "poetry": PinFormat.POETRY_LOCK, "pdm": PinFormat.PDM_LOCK, "pipenv": PinFormat.PIPFILE_LOCK, "conda": PinFormat.CONDA_LOCK}
 
 
-def pin_format(path: Path) -> str | None:
+def pin_format(path: Path) -> PinFormat | None:
     """The ``PinSource.format`` a pin file of this name has; None when it is no pin file."""
     name = path.name
     if name in _EXACT:
         return _EXACT[name]
     if _PYLOCK_RE.match(name):
-        return "pylock"
+        return PinFormat.PYLOCK
     if name.endswith((".conda-lock.yml", ".conda-lock.yaml")):
-        return "conda-lock"
+        return PinFormat.CONDA_LOCK
     lower = name.lower()
     # the requirements reader also calls any "constraint*" file a constraints file
     if lower.startswith("constraint") and lower.endswith(".txt"):
-        return "constraints"
+        return PinFormat.CONSTRAINTS
     if lower.startswith("requirements") and lower.endswith(_REQ_SUFFIXES):
-        return "requirements"
+        return PinFormat.REQUIREMENTS
     if path.parent.name == "requirements" and lower.endswith(_REQ_SUFFIXES):
-        return "requirements"
+        return PinFormat.REQUIREMENTS
     return None
 
 
@@ -141,7 +141,7 @@ def clear_cache(workspace: Workspace) -> None:
 # -- reading one pin file ------------------------------------------------------------------------
 
 
-def read_pin_file(path: Path, workspace: Workspace, fmt: str | None = None) -> tuple[PinSource, ...]:
+def read_pin_file(path: Path, workspace: Workspace, fmt: PinFormat | None = None) -> tuple[PinSource, ...]:
     """The pins of one pin file, plus the files it pulls in (``-r``/``-c``, conda ``pip: -r``,
     setuptools dynamic dependency files), each its own PinSource, the file itself first.
     ``fmt`` forces a format for a file whose name says none (default: from the name)."""
@@ -149,17 +149,19 @@ def read_pin_file(path: Path, workspace: Workspace, fmt: str | None = None) -> t
     fmt = pin_format(path) or fmt
     if fmt is None:
         return ()
-    return _cached(workspace, path, fmt, lambda src: _dispatch(fmt, src, workspace))
+    return _cached(workspace, path, fmt, fmt, lambda src: _dispatch(fmt, src, workspace))
 
 
-def _cached(workspace: Workspace, path: Path, kind: str, read: Any) -> tuple[PinSource, ...]:
+def _cached(workspace: Workspace, path: Path, kind: str, fmt: PinFormat | None, read: Any) -> tuple[PinSource, ...]:
+    """``kind``: the cache key; ``fmt``: the format an unreadable file is reported with (None:
+    nothing to report, the caller reports it)."""
     cache = _cache(workspace)
     hit = cache.files.get((path, kind))
     if hit is not None and all(workspace.read(p) is obj for p, obj in hit[0]):
         return hit[1]
     src = workspace.read(path)
     if isinstance(src, ReadFailure):
-        result: tuple[PinSource, ...] = (_unreadable(src, kind),)
+        result: tuple[PinSource, ...] = (_unreadable(src, fmt),) if fmt is not None else ()
     else:
         result = read(src)
     # Every file the result came from, and every include it names (read or not): a change to any
@@ -173,35 +175,34 @@ def _cached(workspace: Workspace, path: Path, kind: str, read: Any) -> tuple[Pin
     return result
 
 
-def _unreadable(failure: ReadFailure, fmt: str) -> PinSource:
+def _unreadable(failure: ReadFailure, fmt: PinFormat) -> PinSource:
     return PinSource(
         failure.path, fmt, fmt in LOCK_FORMATS, (), problems=(PinProblem(f"{failure.path.name}: {failure.reason}", Span(0, 0)),)
     )
 
 
-def _dispatch(fmt: str, src: SourceText, workspace: Workspace) -> tuple[PinSource, ...]:
+def _dispatch(fmt: PinFormat, src: SourceText, workspace: Workspace) -> tuple[PinSource, ...]:
     # The manifest readers are imported here, not at module level, so that discovery (and the
     # lock readers) import on their own.
     if fmt in LOCK_FORMATS:
         return (read_lock(src, fmt),)
-    if fmt in ("requirements", "constraints"):
+    if fmt in (PinFormat.REQUIREMENTS, PinFormat.CONSTRAINTS):
         from kimi_lsp.pins.requirements import read_requirements_tree
 
         return read_requirements_tree(src, workspace)
-    if fmt == "pyproject":
+    if fmt is PinFormat.PYPROJECT:
         from kimi_lsp.pins.pyproject import read_pyproject
 
         project = read_pyproject(src, workspace)
         return (project, *_included_requirements(project, workspace))
-    if fmt == "Pipfile":
+    if fmt is PinFormat.PIPFILE:
         from kimi_lsp.pins.pipfile import read_pipfile
 
         return (read_pipfile(src, workspace),)
-    if fmt == "environment.yml":
+    if fmt is PinFormat.ENVIRONMENT_YML:
         from kimi_lsp.pins import conda_env
 
-        tree = getattr(conda_env, "read_conda_env_tree", None)
-        return tree(src, workspace) if tree is not None else (conda_env.read_conda_env(src, workspace),)
+        return conda_env.read_conda_env_tree(src, workspace)
     return ()
 
 
@@ -229,7 +230,7 @@ def _own_pins(path: Path, kind: str, workspace: Workspace) -> tuple[PinSource, .
             return tuple(tree(src, kind, workspace))
         return (install_cmds.read_install_pins(src, kind),)
 
-    return _cached(workspace, path, f"own:{kind}", read)
+    return _cached(workspace, path, f"own:{kind}", None, read)  # an unreadable launch file: the engine says so
 
 
 # -- directories and projects --------------------------------------------------------------------
@@ -267,7 +268,7 @@ def _dir_pin_files(d: Path, workspace: Workspace) -> tuple[Path, ...]:
     return result
 
 
-def _is_dir(entry: os.DirEntry) -> bool:
+def _is_dir(entry: os.DirEntry[str]) -> bool:
     try:
         return entry.is_dir()
     except OSError:
@@ -316,7 +317,7 @@ def _project(d: Path, workspace: Workspace, bound: Path) -> Project | None:
     locks = [s for s in sources if s.is_lock]
     manifests = [s for s in sources if not s.is_lock]
     tool = _project_tool(d, manifests)
-    if tool in ("uv", None) and not any(s.format == "uv.lock" for s in locks):
+    if tool in ("uv", None) and not any(s.format is PinFormat.UV_LOCK for s in locks):
         root_lock = _uv_workspace_lock(d, workspace, bound)
         if root_lock is not None:
             locks.append(root_lock)
@@ -330,12 +331,12 @@ def _project_tool(d: Path, manifests: list[PinSource]) -> str | None:
     [tool.*] tables and the build backend), else pipenv for a Pipfile, conda for an env file."""
     own = [m for m in manifests if _norm(m.path).parent == d]
     for m in own:
-        if m.format == "pyproject" and m.tool:
+        if m.format is PinFormat.PYPROJECT and m.tool:
             return m.tool
     formats = {m.format for m in own}
-    if "Pipfile" in formats:
+    if PinFormat.PIPFILE in formats:
         return "pipenv"
-    if "environment.yml" in formats and "pyproject" not in formats:
+    if PinFormat.ENVIRONMENT_YML in formats and PinFormat.PYPROJECT not in formats:
         return "conda"
     return None
 
@@ -346,7 +347,7 @@ def _lock_rank(lock: PinSource, tool: str | None) -> tuple[int, str]:
     primary = _TOOL_LOCK.get(tool or "uv")
     if lock.format == primary:
         return (0, lock.path.name)
-    if lock.format == "pylock" and tool == "pdm":
+    if lock.format is PinFormat.PYLOCK and tool == "pdm":
         return (0, lock.path.name)  # pdm with lock.format = "pylock"
     return (_LOCK_RANK.get(lock.format, 7), lock.path.name)
 
@@ -448,7 +449,7 @@ def governed_roots(pin_path: Path, workspace: Workspace, repo_root: Path) -> tup
     files that include it with ``-r``/``-c`` from elsewhere in the repository."""
     pin_path = _norm(pin_path)
     out: dict[Path, None] = {project_dir(pin_path): None}
-    if pin_format(pin_path) in ("requirements", "constraints"):
+    if pin_format(pin_path) in (PinFormat.REQUIREMENTS, PinFormat.CONSTRAINTS):
         for d in _includers(pin_path, workspace, _bound(pin_path.parent, repo_root, workspace)):
             out.setdefault(d, None)
     return tuple(out)
@@ -486,7 +487,7 @@ def manifest_for_lock(lock: PinSource, project: Project) -> PinSource | None:
     lock_dir = _norm(lock.path).parent
     own_dir = _norm(project.dir)
 
-    def first(fmt: str, *dirs: Path) -> PinSource | None:
+    def first(fmt: PinFormat, *dirs: Path) -> PinSource | None:
         cands = [m for m in manifests if m.format == fmt]
         for d in dirs:
             for m in cands:
@@ -495,20 +496,20 @@ def manifest_for_lock(lock: PinSource, project: Project) -> PinSource | None:
         return cands[0] if cands else None
 
     fmt = lock.format
-    if fmt in ("uv.lock", "poetry.lock", "pdm.lock"):
+    if fmt in (PinFormat.UV_LOCK, PinFormat.POETRY_LOCK, PinFormat.PDM_LOCK):
         # a uv workspace member's lock is the root's, but its requirements are in its own pyproject
-        return first("pyproject", own_dir, lock_dir)
-    if fmt == "Pipfile.lock":
-        return first("Pipfile", lock_dir, own_dir)
-    if fmt == "conda-lock":
-        return first("environment.yml", lock_dir, own_dir)
-    if fmt == "pylock":
+        return first(PinFormat.PYPROJECT, own_dir, lock_dir)
+    if fmt is PinFormat.PIPFILE_LOCK:
+        return first(PinFormat.PIPFILE, lock_dir, own_dir)
+    if fmt is PinFormat.CONDA_LOCK:
+        return first(PinFormat.ENVIRONMENT_YML, lock_dir, own_dir)
+    if fmt is PinFormat.PYLOCK:
         if lock.tool in ("uv", "pdm", "poetry"):
-            return first("pyproject", lock_dir, own_dir)
-        reqs = [m for m in manifests if m.format == "requirements" and _norm(m.path).parent == lock_dir]
+            return first(PinFormat.PYPROJECT, lock_dir, own_dir)
+        reqs = [m for m in manifests if m.format is PinFormat.REQUIREMENTS and _norm(m.path).parent == lock_dir]
         reqs.sort(key=lambda m: (m.path.suffix != ".in", m.path.name))
-        return reqs[0] if reqs else first("pyproject", lock_dir, own_dir)
-    if fmt == "requirements":  # compiled output (pip-compile / uv pip compile / uv export)
+        return reqs[0] if reqs else first(PinFormat.PYPROJECT, lock_dir, own_dir)
+    if fmt is PinFormat.REQUIREMENTS:  # compiled output (pip-compile / uv pip compile / uv export)
         inputs = [_norm(p) for p in lock.includes]
         named = [m for m in manifests if _norm(m.path) in inputs and not m.is_lock]
         named.sort(key=lambda m: (m.path.suffix != ".in", inputs.index(_norm(m.path))))
@@ -519,7 +520,7 @@ def manifest_for_lock(lock: PinSource, project: Project) -> PinSource | None:
         if found:
             return found[0]
         if lock.tool == "uv":
-            return first("pyproject", lock_dir, own_dir)
+            return first(PinFormat.PYPROJECT, lock_dir, own_dir)
     return None
 
 

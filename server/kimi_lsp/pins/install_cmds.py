@@ -23,7 +23,7 @@ from kimi_lsp.pins._pep508 import (
     scan_requirement,
     version_from_filename,
 )
-from kimi_lsp.pins.model import Pin, PinProblem, PinSource
+from kimi_lsp.pins.model import Pin, PinFormat, PinProblem, PinSource
 from kimi_lsp.pins.requirements import read_requirements_tree, resolve_include
 from kimi_lsp.syntax.dockerfile import Instruction, arg_vars, env_vars, exec_form, parse, run_offset
 from kimi_lsp.syntax.shell import FlatSource, Word, lex
@@ -447,10 +447,10 @@ def read_install_pins(source: SourceText, kind: str, workspace: Workspace | None
     ``includes``: the ``-r``/``-c`` files, resolved against this file's directory (the build
     context for a Dockerfile, usually); ``read_install_tree`` reads them."""
     source, kind = _as_script(source, kind)
-    fmt = "dockerfile" if kind == "dockerfile" else "shell"
+    fmt = PinFormat.DOCKERFILE if kind == "dockerfile" else PinFormat.SHELL
     try:
         res = _Result([], [], [])
-        if fmt == "dockerfile":
+        if fmt is PinFormat.DOCKERFILE:
             _scan_dockerfile(source, res)
         else:
             _scan_shell(source.text, 0, len(source.text), {}, "\\", res)

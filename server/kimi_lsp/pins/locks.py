@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 import yaml
 
 from kimi_lsp._record import dataclass
-from kimi_lsp.pins.model import Pin, PinProblem, PinSource
+from kimi_lsp.pins.model import Pin, PinFormat, PinProblem, PinSource
 from kimi_lsp.text import Located, Span
 from kimi_lsp.workspace import SourceText
 
@@ -37,47 +37,47 @@ if TYPE_CHECKING:
 # PinSource.format of every lock this module reads.
 _CANON = re.compile(r"[-_.]+")
 
-LOCK_FORMATS = ("uv.lock", "poetry.lock", "pdm.lock", "Pipfile.lock", "pylock", "conda-lock")
+LOCK_FORMATS = (PinFormat.UV_LOCK, PinFormat.POETRY_LOCK, PinFormat.PDM_LOCK, PinFormat.PIPFILE_LOCK, PinFormat.PYLOCK, PinFormat.CONDA_LOCK)
 
 # Targeted re-lock commands after the manifest changed (lockfiles.md §0.2, §5).
 RELOCK = {
-    "uv.lock": "uv lock --upgrade-package {name}",
-    "poetry.lock": "poetry update --lock {name}",
-    "pdm.lock": "pdm update --no-sync {name}",
-    "Pipfile.lock": "pipenv lock",
+    PinFormat.UV_LOCK: "uv lock --upgrade-package {name}",
+    PinFormat.POETRY_LOCK: "poetry update --lock {name}",
+    PinFormat.PDM_LOCK: "pdm update --no-sync {name}",
+    PinFormat.PIPFILE_LOCK: "pipenv lock",
 }
 
 
-def read_lock(source: SourceText, fmt: str) -> PinSource:
+def read_lock(source: SourceText, fmt: PinFormat) -> PinSource:
     """Dispatch on ``fmt`` (one of ``LOCK_FORMATS``)."""
     reader = _READERS.get(fmt)
     if reader is None:
-        return _failed(source, fmt, None, f"not a lockfile format: {fmt}")
+        return _failed(source, fmt, None, f"not a lockfile format: {fmt.value}")
     return reader(source)
 
 
 def read_uv_lock(source: SourceText) -> PinSource:
-    return _guarded(source, "uv.lock", "uv", lambda: _read_toml_lock(source, "uv.lock", "uv", "package"))
+    return _guarded(source, PinFormat.UV_LOCK, "uv", lambda: _read_toml_lock(source, PinFormat.UV_LOCK, "uv", "package"))
 
 
 def read_poetry_lock(source: SourceText) -> PinSource:
-    return _guarded(source, "poetry.lock", "poetry", lambda: _read_toml_lock(source, "poetry.lock", "poetry", "package"))
+    return _guarded(source, PinFormat.POETRY_LOCK, "poetry", lambda: _read_toml_lock(source, PinFormat.POETRY_LOCK, "poetry", "package"))
 
 
 def read_pdm_lock(source: SourceText) -> PinSource:
-    return _guarded(source, "pdm.lock", "pdm", lambda: _read_toml_lock(source, "pdm.lock", "pdm", "package"))
+    return _guarded(source, PinFormat.PDM_LOCK, "pdm", lambda: _read_toml_lock(source, PinFormat.PDM_LOCK, "pdm", "package"))
 
 
 def read_pylock(source: SourceText) -> PinSource:
-    return _guarded(source, "pylock", None, lambda: _read_toml_lock(source, "pylock", None, "packages"))
+    return _guarded(source, PinFormat.PYLOCK, None, lambda: _read_toml_lock(source, PinFormat.PYLOCK, None, "packages"))
 
 
 def read_pipfile_lock(source: SourceText) -> PinSource:
-    return _guarded(source, "Pipfile.lock", "pipenv", lambda: _read_pipfile_lock(source))
+    return _guarded(source, PinFormat.PIPFILE_LOCK, "pipenv", lambda: _read_pipfile_lock(source))
 
 
 def read_conda_lock(source: SourceText) -> PinSource:
-    return _guarded(source, "conda-lock", "conda", lambda: _read_conda_lock(source))
+    return _guarded(source, PinFormat.CONDA_LOCK, "conda", lambda: _read_conda_lock(source))
 
 
 def locked_versions(source: PinSource, name: str) -> tuple[str, ...]:
@@ -88,7 +88,7 @@ def locked_versions(source: PinSource, name: str) -> tuple[str, ...]:
 # -- shared --------------------------------------------------------------------------------
 
 
-def _failed(source: SourceText, fmt: str, tool: str | None, message: str, span: Span | None = None) -> PinSource:
+def _failed(source: SourceText, fmt: PinFormat, tool: str | None, message: str, span: Span | None = None) -> PinSource:
     return PinSource(
         source.path,
         fmt,
@@ -100,7 +100,7 @@ def _failed(source: SourceText, fmt: str, tool: str | None, message: str, span: 
     )
 
 
-def _guarded(source: SourceText, fmt: str, tool: str | None, read: Callable[[], PinSource]) -> PinSource:
+def _guarded(source: SourceText, fmt: PinFormat, tool: str | None, read: Callable[[], PinSource]) -> PinSource:
     # The readers check shapes as they go; this net keeps a reader bug on a strange file from
     # taking down a whole lint run or the server.
     try:
@@ -154,7 +154,7 @@ _ARTIFACTS = re.compile(
     r"|^sdist[ \t]*=[ \t]*\{[^\n]*\}[ \t]*$",
     re.M,
 )
-_SKIPPABLE = {"uv.lock", "poetry.lock", "pdm.lock"}
+_SKIPPABLE = {PinFormat.UV_LOCK, PinFormat.POETRY_LOCK, PinFormat.PDM_LOCK}
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,7 +164,7 @@ class _ParsedLock:
     artifacts: tuple[int, ...]  # where each artifact list left out of the parse starts
 
 
-def _parse_toml_lock(source: SourceText, fmt: str) -> _ParsedLock | PinProblem:
+def _parse_toml_lock(source: SourceText, fmt: PinFormat) -> _ParsedLock | PinProblem:
     """The lock's tables and positions; artifact lists are left out of both where the tool writes
     them on lines of their own (offsets unchanged: the locator reads them as one blank comment)."""
     from kimi_lsp.pins._pep508 import parse_toml
@@ -218,20 +218,20 @@ def _as_comment(line: str) -> str:
     return ("#" + " " * (len(body) - 1) if body else "") + tail
 
 
-def _read_toml_lock(source: SourceText, fmt: str, tool: str | None, array: str) -> PinSource:
+def _read_toml_lock(source: SourceText, fmt: PinFormat, tool: str | None, array: str) -> PinSource:
     parsed = _parse_toml_lock(source, fmt)
     if isinstance(parsed, PinProblem):
         return PinSource(source.path, fmt, True, (), tool=tool, relock_command=RELOCK.get(fmt), problems=(parsed,))
     data, pos = parsed.data, parsed.positions
-    if fmt == "pylock":
+    if fmt is PinFormat.PYLOCK:
         tool, relock = _pylock_producer(source, data)
     else:
         relock = RELOCK.get(fmt)
     entries = data.get(array, [])
     problems: list[PinProblem] = []
-    if fmt == "pylock" and "lock-version" not in data:
+    if fmt is PinFormat.PYLOCK and "lock-version" not in data:
         problems.append(PinProblem(f"{source.path.name} has no lock-version: not a PEP 751 lock?", Span(0, 0)))
-    if fmt == "uv.lock" and "version" not in data:
+    if fmt is PinFormat.UV_LOCK and "version" not in data:
         problems.append(PinProblem(f"{source.path.name} has no top-level version: not a uv lockfile?", Span(0, 0)))
     if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
         problems.append(PinProblem(f"{source.path.name}: `{array}` is not an array of tables", Span(0, 0)))
@@ -269,7 +269,7 @@ def _string_at(source: SourceText, pos: TomlPositions, path: KeyPath) -> tuple[S
 
 
 def _toml_entry_pin(
-    source: SourceText, fmt: str, entry: dict[str, Any], pos: TomlPositions, path: KeyPath, header: Span,
+    source: SourceText, fmt: PinFormat, entry: dict[str, Any], pos: TomlPositions, path: KeyPath, header: Span,
     artifacts_left_out: bool = False,
 ) -> tuple[Pin | None, PinProblem | None]:
     text = source.text
@@ -282,24 +282,24 @@ def _toml_entry_pin(
         where = name_at[1] if name_at else header
         return None, PinProblem(f"{source.path.name}: {name} has a version that is not a string", where)
     version_at = _string_at(source, pos, (*path, "version"))
-    if version is None and fmt == "pylock":
+    if version is None and fmt is PinFormat.PYLOCK:
         version = _pylock_version_from_files(entry, _canonical(name))
     if name_at is not None and text[name_at[0].start : name_at[0].end] != name:
         name_at = None  # escapes in the name: keep the header as its position
     written = Located(name, name_at[0]) if name_at else Located(name, header)
     span = _entry_span(source, name_at[1] if name_at else None, version_at[1] if version_at else None, header)
     marker = entry.get("marker") or entry.get("markers")
-    if fmt == "uv.lock":
+    if fmt is PinFormat.UV_LOCK:
         forks = entry.get("resolution-markers")
         if isinstance(forks, list) and forks:
             marker = forks[0] if len(forks) == 1 else " or ".join(f"({m})" for m in forks if isinstance(m, str))
     if isinstance(marker, dict):  # poetry: markers per group
         marker = marker.get("main") or next((m for m in marker.values() if isinstance(m, str)), None)
-    extras = entry.get("extras") if fmt == "pdm.lock" else None
+    extras = entry.get("extras") if fmt is PinFormat.PDM_LOCK else None
     group = None
-    if fmt == "poetry.lock":
+    if fmt is PinFormat.POETRY_LOCK:
         group = _entry_group(entry.get("groups"), "main")
-    elif fmt == "pdm.lock":
+    elif fmt is PinFormat.PDM_LOCK:
         group = _entry_group(entry.get("groups"), "default")
     hashed = artifacts_left_out or bool(entry.get("files") or entry.get("wheels") or entry.get("sdist"))
     pin = Pin(
@@ -317,7 +317,7 @@ def _toml_entry_pin(
     return pin, None
 
 
-def _pylock_producer(source: SourceText, data: dict) -> tuple[str | None, str | None]:
+def _pylock_producer(source: SourceText, data: dict[str, Any]) -> tuple[str | None, str | None]:
     """(tool, relock command) for a pylock.toml from its ``created-by`` and header comment."""
     creator = data.get("created-by")
     tool = creator.split()[0].lower() if isinstance(creator, str) and creator.strip() else None
@@ -333,7 +333,7 @@ def _pylock_producer(source: SourceText, data: dict) -> tuple[str | None, str | 
     return tool, None
 
 
-def _pylock_version_from_files(entry: dict, name: str) -> str | None:
+def _pylock_version_from_files(entry: dict[str, Any], name: str) -> str | None:
     """PEP 751 lets a package omit ``version``; its wheel/sdist file names still carry one."""
     candidates: list[str] = []
     wheels = entry.get("wheels")
@@ -372,7 +372,7 @@ def uv_lock_requirements(source: SourceText) -> tuple[Pin, ...]:
     (``override=True``). ``version`` is set only for a sole ``==`` clause. Empty on a broken file.
     """
     try:
-        parsed = _parse_toml_lock(source, "uv.lock")
+        parsed = _parse_toml_lock(source, PinFormat.UV_LOCK)
         return () if isinstance(parsed, PinProblem) else tuple(_uv_echoes(source, parsed))
     except Exception:  # noqa: BLE001 - the lock itself reports its problems through read_uv_lock
         return ()
@@ -419,7 +419,9 @@ def _echo_list(
         content = pos.string_content((*path, i, "name"), source.text, name) if spans else None
         written = Located(name, content or span)
         spec = re.sub(r"\s+", "", item.get("specifier") or "") if isinstance(item.get("specifier"), str) else ""
-        extras = item.get("extras") if isinstance(item.get("extras"), list) else ()
+        extras = item.get("extras")
+        if not isinstance(extras, list):
+            extras = ()
         marker = item.get("marker") if isinstance(item.get("marker"), str) else None
         out.append(
             Pin(
@@ -480,7 +482,7 @@ class _JsonScanner:
         return v
 
     def ws(self) -> None:
-        self.i = _JSON_WS_RE.match(self.t, self.i).end()  # type: ignore[union-attr]
+        self.i = _JSON_WS_RE.match(self.t, self.i).end()  # type: ignore[union-attr]  # `[ \t\r\n]*` always matches
 
     def value(self) -> _JValue:
         self.ws()
@@ -507,7 +509,7 @@ class _JsonScanner:
 
     def string(self) -> tuple[str, int]:
         try:
-            s, end = json.decoder.scanstring(self.t, self.i + 1)  # type: ignore[attr-defined]
+            s, end = json.decoder.scanstring(self.t, self.i + 1)  # type: ignore[attr-defined]  # public in CPython, not in typeshed
         except json.JSONDecodeError as exc:
             raise _JsonError(exc.msg, exc.pos) from None
         self.i = end
@@ -581,7 +583,7 @@ def _jplain(v: _JValue | None) -> Any:
 
 
 def _read_pipfile_lock(source: SourceText) -> PinSource:
-    fmt, tool = "Pipfile.lock", "pipenv"
+    fmt, tool = PinFormat.PIPFILE_LOCK, "pipenv"
     text = source.text
     try:
         root = _JsonScanner(text).document()
@@ -630,7 +632,7 @@ def _read_pipfile_lock(source: SourceText) -> PinSource:
 
 
 def _read_conda_lock(source: SourceText) -> PinSource:
-    fmt, tool = "conda-lock", "conda"
+    fmt, tool = PinFormat.CONDA_LOCK, "conda"
     relock = f"conda-lock lock --lockfile {source.path.name} --update {{name}}"
     from kimi_lsp.pins._pep508 import yaml_flow_too_deep
 
@@ -708,12 +710,12 @@ def _yscalar_content(text: str, node: yaml.ScalarNode) -> Span:
 
 
 _READERS: dict[str, Callable[[SourceText], PinSource]] = {
-    "uv.lock": read_uv_lock,
-    "poetry.lock": read_poetry_lock,
-    "pdm.lock": read_pdm_lock,
-    "Pipfile.lock": read_pipfile_lock,
-    "pylock": read_pylock,
-    "conda-lock": read_conda_lock,
+    PinFormat.UV_LOCK: read_uv_lock,
+    PinFormat.POETRY_LOCK: read_poetry_lock,
+    PinFormat.PDM_LOCK: read_pdm_lock,
+    PinFormat.PIPFILE_LOCK: read_pipfile_lock,
+    PinFormat.PYLOCK: read_pylock,
+    PinFormat.CONDA_LOCK: read_conda_lock,
 }
 
 __all__ = [

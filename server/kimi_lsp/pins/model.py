@@ -1,6 +1,7 @@
 """What every dependency-pin reader produces: located requirements of one file."""
 from __future__ import annotations
 
+import enum
 from pathlib import Path
 
 from kimi_lsp._record import dataclass
@@ -35,14 +36,31 @@ class PinProblem:
     span: Span
 
 
+class PinFormat(str, enum.Enum):
+    """The kind of file a ``PinSource`` was read from: which reader, and what a pin there means."""
+
+    REQUIREMENTS = "requirements"
+    CONSTRAINTS = "constraints"
+    PYPROJECT = "pyproject"
+    UV_LOCK = "uv.lock"
+    POETRY_LOCK = "poetry.lock"
+    PDM_LOCK = "pdm.lock"
+    PIPFILE = "Pipfile"
+    PIPFILE_LOCK = "Pipfile.lock"
+    PYLOCK = "pylock"
+    ENVIRONMENT_YML = "environment.yml"
+    CONDA_LOCK = "conda-lock"
+    DOCKERFILE = "dockerfile"  # the RUN pip install lines of a Dockerfile
+    SHELL = "shell"  # the pip install lines of a shell script
+    IMAGE = "image"  # an official sglang image's own pins (release.image_pin_source)
+
+
 @dataclass(frozen=True, slots=True)
 class PinSource:
-    """One file's pins. ``format`` is one of: requirements, constraints, pyproject, uv.lock,
-    poetry.lock, pdm.lock, Pipfile, Pipfile.lock, pylock, environment.yml, conda-lock,
-    dockerfile, shell."""
+    """One file's pins."""
 
     path: Path
-    format: str
+    format: PinFormat
     is_lock: bool
     pins: tuple[Pin, ...]
     tool: str | None = None  # uv, poetry, pdm, pipenv, pip-tools, pip, conda

@@ -6,7 +6,7 @@ Values are ``"==0.6.10"``, ``"*"``, or ``{version = "==0.6.10", extras = [...], 
 from __future__ import annotations
 
 from kimi_lsp.pins._pep508 import failed_source, parse_toml
-from kimi_lsp.pins.model import PinProblem, PinSource
+from kimi_lsp.pins.model import PinFormat, PinProblem, PinSource
 from kimi_lsp.pins.pyproject import _Collector
 from kimi_lsp.workspace import SourceText, Workspace
 
@@ -19,7 +19,7 @@ def read_pipfile(source: SourceText, workspace: Workspace | None = None) -> PinS
 
     data = parse_toml(source)
     if isinstance(data, PinProblem):
-        return PinSource(source.path, "Pipfile", False, (), tool="pipenv", problems=(data,))
+        return PinSource(source.path, PinFormat.PIPFILE, False, (), tool="pipenv", problems=(data,))
     try:
         c = _Collector(source, locate(source.text))
         for category, table in data.items():
@@ -28,6 +28,6 @@ def read_pipfile(source: SourceText, workspace: Workspace | None = None) -> PinS
             group = None if category == "packages" else category
             for name, value in table.items():
                 c.keyed((category,), name, value, poetry=False, group=group)
-        return PinSource(source.path, "Pipfile", False, tuple(c.pins), tool="pipenv", problems=tuple(c.problems))
+        return PinSource(source.path, PinFormat.PIPFILE, False, tuple(c.pins), tool="pipenv", problems=tuple(c.problems))
     except Exception as exc:
-        return failed_source(source.path, "Pipfile", f"could not read {source.path.name}: {exc}")
+        return failed_source(source.path, PinFormat.PIPFILE, f"could not read {source.path.name}: {exc}")

@@ -22,11 +22,12 @@ from kimi_lsp.pins._pep508 import (
     sole_version,
     version_from_filename,
 )
-from kimi_lsp.pins.model import Pin, PinProblem, PinSource
+from kimi_lsp.pins.model import Pin, PinFormat, PinProblem, PinSource
 from kimi_lsp.text import Located, Span
 from kimi_lsp.workspace import SourceText, Workspace
 
 if TYPE_CHECKING:
+    from kimi_lsp.syntax.toml import KeyPath as TomlPath
     from kimi_lsp.syntax.toml import TomlPositions
 
 # -- poetry constraints ------------------------------------------------------------------------
@@ -132,7 +133,7 @@ class _Collector:
         self.pins: list[Pin] = []
         self.problems: list[PinProblem] = []
 
-    def _fallback(self, path: tuple) -> Span:
+    def _fallback(self, path: TomlPath) -> Span:
         for p in (path, path[:-1], path[:-2]):
             if p in self.locs.values:
                 return self.locs.values[p]
@@ -140,7 +141,7 @@ class _Collector:
                 return self.locs.keys[p]
         return Span(0, 0)
 
-    def pep508(self, path: tuple, value: Any, **kw: Any) -> None:
+    def pep508(self, path: TomlPath, value: Any, **kw: Any) -> None:
         """One PEP 508 string at ``path``."""
         if not isinstance(value, str):
             return
@@ -153,7 +154,7 @@ class _Collector:
         if draft.pin is not None:
             self.pins.append(draft.pin)
 
-    def pep508_list(self, path: tuple, value: Any, **kw: Any) -> None:
+    def pep508_list(self, path: TomlPath, value: Any, **kw: Any) -> None:
         if not isinstance(value, list):
             return
         for i, item in enumerate(value):
@@ -161,7 +162,7 @@ class _Collector:
 
     def keyed(
         self,
-        table_path: tuple,
+        table_path: TomlPath,
         name: str,
         value: Any,
         *,
@@ -181,7 +182,7 @@ class _Collector:
 
     def _keyed_one(
         self,
-        path: tuple,
+        path: TomlPath,
         name: str,
         key_span: Span,
         value: Any,
@@ -277,7 +278,7 @@ def _strip_span(text: str, span: Span) -> Span:
     return Span(a, b)
 
 
-def _table(data: Any, *keys: str) -> dict:
+def _table(data: Any, *keys: str) -> dict[str, Any]:
     cur = data
     for k in keys:
         if not isinstance(cur, dict):
@@ -286,7 +287,7 @@ def _table(data: Any, *keys: str) -> dict:
     return cur if isinstance(cur, dict) else {}
 
 
-def _decide_tool(data: dict) -> str | None:
+def _decide_tool(data: dict[str, Any]) -> str | None:
     tool = _table(data, "tool")
     backend = _table(data, "build-system").get("build-backend")
     poetry = _table(tool, "poetry")
@@ -309,11 +310,11 @@ def read_pyproject(source: SourceText, workspace: Workspace | None = None) -> Pi
 
     data = parse_toml(source)
     if isinstance(data, PinProblem):
-        return PinSource(source.path, "pyproject", False, (), problems=(data,))
+        return PinSource(source.path, PinFormat.PYPROJECT, False, (), problems=(data,))
     try:
         return _read(source, data, locate(source.text))
     except Exception as exc:
-        return failed_source(source.path, "pyproject", f"could not read {source.path.name}: {exc}")
+        return failed_source(source.path, PinFormat.PYPROJECT, f"could not read {source.path.name}: {exc}")
 
 
 def _read(source: SourceText, data: dict[str, Any], locs: TomlPositions) -> PinSource:
@@ -339,7 +340,7 @@ def _read(source: SourceText, data: dict[str, Any], locs: TomlPositions) -> PinS
         for n in names
     }
 
-    def poetry_table(path: tuple, table: dict, group: str | None) -> None:
+    def poetry_table(path: TomlPath, table: dict[str, Any], group: str | None) -> None:
         for name, value in table.items():
             if canonical(name) == "python":
                 continue  # the interpreter constraint, not a package
@@ -363,7 +364,7 @@ def _read(source: SourceText, data: dict[str, Any], locs: TomlPositions) -> PinS
     includes = _dynamic_files(source.path, data)
     return PinSource(
         path=source.path,
-        format="pyproject",
+        format=PinFormat.PYPROJECT,
         is_lock=False,
         pins=tuple(c.pins),
         tool=_decide_tool(data),
@@ -372,7 +373,7 @@ def _read(source: SourceText, data: dict[str, Any], locs: TomlPositions) -> PinS
     )
 
 
-def _dynamic_files(path: Path, data: dict) -> tuple[Path, ...]:
+def _dynamic_files(path: Path, data: dict[str, Any]) -> tuple[Path, ...]:
     """``[tool.setuptools.dynamic] dependencies = {file = [...]}``: requirements files that are the
     real dependency list when ``[project] dynamic`` names dependencies."""
     dyn = _table(data, "tool", "setuptools", "dynamic")

@@ -25,7 +25,7 @@ from kimi_lsp.pins._pep508 import (
     pin_from_string,
     version_from_filename,
 )
-from kimi_lsp.pins.model import Pin, PinProblem, PinSource
+from kimi_lsp.pins.model import Pin, PinFormat, PinProblem, PinSource
 from kimi_lsp.text import Located, Span
 from kimi_lsp.workspace import SourceText, Workspace
 
@@ -345,14 +345,14 @@ def read_requirements(
     compiled output, the ``.in`` it was compiled from; read them with ``read_requirements_tree``.
     """
     is_constraints = _is_constraints_name(source.path) if constraints is None else constraints
-    fmt = "constraints" if is_constraints else "requirements"
+    fmt = PinFormat.CONSTRAINTS if is_constraints else PinFormat.REQUIREMENTS
     try:
         return _read(source, workspace, is_constraints, fmt)
     except Exception as exc:  # a reader never raises: the file becomes a problem
         return failed_source(source.path, fmt, f"could not read {source.path.name}: {exc}")
 
 
-def _read(source: SourceText, workspace: Workspace | None, is_constraints: bool, fmt: str) -> PinSource:
+def _read(source: SourceText, workspace: Workspace | None, is_constraints: bool, fmt: PinFormat) -> PinSource:
     text = source.text
     lines = logical_lines(text)
     has_hashes = any("--hash" in ln.text for ln in lines)
@@ -436,7 +436,7 @@ def read_requirements_tree(
     """
     first = read_requirements(source, workspace, constraints=constraints)
     out = [first]
-    seen = {(source.path, first.format == "constraints")}
+    seen = {(source.path, first.format is PinFormat.CONSTRAINTS)}
     todo: list[tuple[SourceText, int]] = [(source, 0)]
     while todo and len(out) < _MAX_INCLUDED_FILES:
         src, depth = todo.pop(0)

@@ -55,7 +55,7 @@ from kimi_lsp.rules import (
     kl329_sglang_pin_drift,
     kl330_invalid_log_level,
 )
-from kimi_lsp.rules._base import Rule
+from kimi_lsp.rules._base import FixAvailability, Rule
 
 # Rules the engine itself raises (parsing, configuration, suppressions); documented like the others.
 ENGINE_RULES: tuple[Rule, ...] = (
@@ -84,7 +84,7 @@ model-path: moonshotai/Kimi-K3
 dcp-size: 8
 ```
 """,
-        "never", "file", lambda ctx: iter(()),
+        FixAvailability.NEVER, lambda ctx: iter(()),
     ),
     Rule(
         "KL002", "invalid-configuration", Severity.ERROR,
@@ -110,7 +110,7 @@ Use instead:
 select = ["KL1"]
 ```
 """,
-        "never", "file", lambda ctx: iter(()),
+        FixAvailability.NEVER, lambda ctx: iter(()),
     ),
     Rule(
         "KL901", "unused-suppression", Severity.WARNING,
@@ -137,7 +137,7 @@ tp-size: 8
 ## Fix safety
 Removing the comment is safe.
 """,
-        "always", "file", lambda ctx: iter(()),
+        FixAvailability.ALWAYS, lambda ctx: iter(()),
     ),
 )
 

@@ -12,14 +12,14 @@ from pathlib import Path
 
 from kimi_lsp.diagnostics import Applicability, Edit, Fix, Location, Related
 from kimi_lsp.knowledge.schema import Flag, Schema
-from kimi_lsp.launch import ArgProblem, ArgUse, ResolvedLaunch
+from kimi_lsp.launch import ArgProblem, ArgProblemKind, ArgUse, Origin, ResolvedLaunch
 from kimi_lsp.rules._base import LaunchContext
 from kimi_lsp.rules._fixes import replace_token_value
 from kimi_lsp.surfaces.model import ConfigEntry, Entry, Token
 from kimi_lsp.text import Span
 
 # argparse stops at these; whatever follows them was never parsed
-FATAL_KINDS = frozenset({"ambiguous", "missing-value", "explicit-value"})
+FATAL_KINDS = frozenset({ArgProblemKind.AMBIGUOUS, ArgProblemKind.MISSING_VALUE, ArgProblemKind.EXPLICIT_VALUE})
 # sglang's deprecated value renames, applied before every backend check (serving_hook.py)
 BACKEND_RENAMES = {"tokenspeed_mla": "cutedsl_mla", "compressed": "dsv4"}
 _TRUE = frozenset({"1", "true", "yes", "on", "y", "t"})
@@ -30,8 +30,8 @@ MERGING_ENTRIES = (Entry.LAUNCH_SERVER, Entry.SERVE)
 # -- locations ---------------------------------------------------------------------------
 
 
-def origin_path(launch: ResolvedLaunch, origin: str) -> Path:
-    if origin == "config" and launch.config is not None:
+def origin_path(launch: ResolvedLaunch, origin: Origin) -> Path:
+    if origin is Origin.CONFIG and launch.config is not None:
         return launch.config.path
     return launch.command.path
 
@@ -40,7 +40,7 @@ def use_location(launch: ResolvedLaunch, use: ArgUse) -> Location:
     return Location(origin_path(launch, use.origin), use.decisive_span)
 
 
-def token_location(launch: ResolvedLaunch, tok: Token, origin: str) -> Location:
+def token_location(launch: ResolvedLaunch, tok: Token, origin: Origin) -> Location:
     return Location(origin_path(launch, origin), tok.span)
 
 
@@ -73,7 +73,7 @@ def related_use(launch: ResolvedLaunch, use: ArgUse, message: str) -> Related:
 
 def flag_text(use: ArgUse) -> str:
     """How the user wrote the option: `--tp-size` on a command line, `tp-size` in a config file."""
-    if use.origin == "config" and use.entry is not None:
+    if use.origin is Origin.CONFIG and use.entry is not None:
         return use.entry.key.value
     return use.option.value
 
@@ -81,7 +81,7 @@ def flag_text(use: ArgUse) -> str:
 def spelled(use: ArgUse) -> str:
     """`--tp-size 8` / `tp-size: 8`, for messages."""
     value = " ".join(t.value for t in use.values)
-    if use.origin == "config" and use.entry is not None:
+    if use.origin is Origin.CONFIG and use.entry is not None:
         return f"{use.entry.key.value}: {value}" if use.values else use.entry.key.value
     if use.inline:
         return f"{use.option.value}={value}"
@@ -135,7 +135,7 @@ def flag_on(launch: ResolvedLaunch, dest: str) -> ArgUse | None:
 def is_negative_option(use: ArgUse) -> bool:
     """Whether a `--x/--no-x` occurrence is the `--no-x` spelling (unique prefixes included)."""
     head = use.option.value.split("=", 1)[0]
-    if use.origin == "config" and use.entry is not None:
+    if use.origin is Origin.CONFIG and use.entry is not None:
         head = "--" + use.entry.key.value
     negatives = [o for o in use.flag.options if o.startswith("--no-")]
     return any(o == head or o.startswith(head) for o in negatives) and not any(
@@ -183,10 +183,10 @@ def fatal_parse(launch: ResolvedLaunch) -> bool:
     return any(p.kind in FATAL_KINDS for p in launch.problems)
 
 
-def is_literal(tok: Token, origin: str) -> bool:
+def is_literal(tok: Token, origin: Origin) -> bool:
     """Whether a word's value is known at lint time: a shell word with `$VAR` or a command
     substitution is only known when the launch runs."""
-    return origin != "cli" or ("$" not in tok.value and "`" not in tok.value)
+    return origin is not Origin.CLI or ("$" not in tok.value and "`" not in tok.value)
 
 
 def argv_is_known(launch: ResolvedLaunch) -> bool:
@@ -287,7 +287,7 @@ def show_choices(choices: Iterable[object], limit: int = 8) -> str:
 
 
 def replace_token(
-    ctx: LaunchContext, tok: Token, origin: str, new: str, title: str,
+    ctx: LaunchContext, tok: Token, origin: Origin, new: str, title: str,
     applicability: Applicability = Applicability.UNSAFE,
 ) -> Fix | None:
     """Replace a whole token's text (keeping its quotes) when the token maps 1:1 onto the file."""
@@ -302,7 +302,7 @@ def replace_token(
 
 
 def replace_prefix(
-    ctx: LaunchContext, tok: Token, origin: str, length: int, new: str, title: str,
+    ctx: LaunchContext, tok: Token, origin: Origin, length: int, new: str, title: str,
     applicability: Applicability = Applicability.UNSAFE,
 ) -> Fix | None:
     """Replace the first ``length`` characters of an unquoted token (e.g. the option part of

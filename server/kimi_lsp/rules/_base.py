@@ -6,8 +6,9 @@ applies select/ignore and suppressions.
 """
 from __future__ import annotations
 
+import enum
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from kimi_lsp._record import dataclass, field
 from kimi_lsp.diagnostics import Fix, Location, Related, Severity
@@ -17,6 +18,8 @@ if TYPE_CHECKING:
     from kimi_lsp.launch import ResolvedLaunch
     from kimi_lsp.pins.discovery import Governing
     from kimi_lsp.workspace import SourceText, Workspace
+
+_T = TypeVar("_T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,6 +32,14 @@ class Violation:
     data: dict[str, object] | None = None
 
 
+class FixAvailability(str, enum.Enum):
+    """Whether the rule's diagnostics carry a fix (ruff's "Fix is always/sometimes available")."""
+
+    ALWAYS = "always"
+    SOMETIMES = "sometimes"
+    NEVER = "never"
+
+
 @dataclass(frozen=True)
 class Rule:
     code: str
@@ -36,18 +47,17 @@ class Rule:
     default_severity: Severity
     summary: str  # one line, from the docstring's first paragraph
     doc: str  # the whole docstring (markdown)
-    fix: str  # "always" | "sometimes" | "never"
-    scope: str  # "launch": once per resolved launch; "file": once per file
+    fix: FixAvailability
     check: Callable[..., Iterator[Violation]] = field(repr=False)
 
 
 def rule(
-    *, code: str, name: str, severity: Severity, fix: str = "never", scope: str = "launch"
+    *, code: str, name: str, severity: Severity, fix: FixAvailability = FixAvailability.NEVER
 ) -> Callable[[Callable[..., Iterator[Violation]]], Rule]:
     def wrap(fn: Callable[..., Iterator[Violation]]) -> Rule:
         doc = _cleandoc(fn.__doc__ or "")
         summary = doc.split("\n\n", 1)[0].replace("\n", " ").strip()
-        return Rule(code, name, severity, summary, doc, fix, scope, fn)
+        return Rule(code, name, severity, summary, doc, fix, fn)
 
     return wrap
 
@@ -74,10 +84,10 @@ class LaunchContext:
             self._governing = self._governing_fn()
         return self._governing
 
-    def memo(self, key: str, fn: Callable[[], object]) -> object:
+    def memo(self, key: str, fn: Callable[[], _T]) -> _T:
         if key not in self.cache:
             self.cache[key] = fn()
-        return self.cache[key]
+        return self.cache[key]  # type: ignore[return-value]  # what fn() made under this key
 
 
 def _cleandoc(doc: str) -> str:

@@ -1,15 +1,17 @@
 """Edits on launch files, built from located tokens; never by re-serialising YAML or TOML."""
 from __future__ import annotations
 
+from pathlib import Path
+
 from kimi_lsp.diagnostics import Applicability, Edit, Fix
-from kimi_lsp.launch import ArgUse, ResolvedLaunch
+from kimi_lsp.launch import ArgUse, Origin, ResolvedLaunch
 from kimi_lsp.surfaces.model import Surface, Token
 from kimi_lsp.text import Span
 from kimi_lsp.workspace import Workspace
 
 
-def _path_of(launch: ResolvedLaunch, use: ArgUse):
-    if use.origin == "config" and launch.config is not None:
+def _path_of(launch: ResolvedLaunch, use: ArgUse) -> Path:
+    if use.origin is Origin.CONFIG and launch.config is not None:
         return launch.config.path
     return launch.command.path
 
@@ -64,7 +66,7 @@ def add_flag_fix(
     text = workspace.text(path)
     if text is None:
         return None
-    if after.origin == "config" and after.entry is not None:
+    if after.origin is Origin.CONFIG and after.entry is not None:
         if launch.config is None or launch.config.format != "yaml":
             return None
         # insert a sibling line below the entry, at the key's column

@@ -8,22 +8,28 @@ still caught.
 """
 from __future__ import annotations
 
+import enum
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from kimi_lsp._record import dataclass, field
-from kimi_lsp.diagnostics import Applicability, Fix, Location, Related
+from kimi_lsp.diagnostics import Applicability, Edit, Fix, Location, Related
 from kimi_lsp.knowledge import flashinfer as fi
 from kimi_lsp.knowledge.sglang_releases import SglangRelease, sglang_release, sglang_versions
-from kimi_lsp.pins.model import Pin, PinSource
+from kimi_lsp.pins.model import Pin, PinFormat, PinSource
 from kimi_lsp.rules import _kimi
 from kimi_lsp.rules._base import LaunchContext
 from kimi_lsp.rules._kimi import K3Dcp
+
+if TYPE_CHECKING:
+    from kimi_lsp.pins.discovery import Project
+    from kimi_lsp.workspace import Workspace
 
 FI = "flashinfer-python"
 SGLANG = "sglang"
@@ -58,15 +64,24 @@ def _for_target(ctx: LaunchContext) -> Iterator[None]:
         _machines.reset(token)
 
 
+class FindingStatus(str, enum.Enum):
+    """What one governing source says of flashinfer-python's ``enable_dcp``."""
+
+    BAD = "bad"  # every version it pins or locks lacks it
+    OK = "ok"
+    ADMITS_BAD = "admits-bad"  # a range that admits versions lacking it
+    UNKNOWN = "unknown"  # a version the release table cannot answer for
+    STALE = "stale"  # a lock its manifest no longer admits
+    BROKEN = "broken"  # the file exists but cannot be read or parsed: what it pins is unknown
+
+
 @dataclass(frozen=True)
 class Finding:
     """One governing source's answer for flashinfer-python."""
 
     source: PinSource
     pins: tuple[Pin, ...]  # the flashinfer-python pins (or the sglang pin when via_sglang)
-    # "bad" | "ok" | "admits-bad" | "unknown" | "stale" (a lock its manifest no longer admits) |
-    # "broken" (the file exists but cannot be read or parsed: what it pins is unknown)
-    status: str
+    status: FindingStatus
     shown: str  # what the user wrote / what is locked, e.g. "0.6.16.post4" or ">=0.6.10,<0.7"
     detail: str = ""
     via_sglang: SglangRelease | None = None
@@ -87,19 +102,19 @@ class Evaluation:
 
     @property
     def failing(self) -> tuple[Finding, ...]:
-        return tuple(f for f in self.findings if f.status == "bad")
+        return tuple(f for f in self.findings if f.status is FindingStatus.BAD)
 
     @property
     def stale(self) -> tuple[Finding, ...]:
-        return tuple(f for f in self.findings if f.status == "stale")
+        return tuple(f for f in self.findings if f.status is FindingStatus.STALE)
 
     @property
     def broken(self) -> tuple[Finding, ...]:
-        return tuple(f for f in self.findings if f.status == "broken")
+        return tuple(f for f in self.findings if f.status is FindingStatus.BROKEN)
 
     @property
     def undecided(self) -> tuple[Finding, ...]:
-        return tuple(f for f in self.findings if f.status in ("admits-bad", "unknown") and not f.lock_decides)
+        return tuple(f for f in self.findings if f.status in (FindingStatus.ADMITS_BAD, FindingStatus.UNKNOWN) and not f.lock_decides)
 
 
 _PYTHONS = ("3.9", "3.10", "3.11", "3.12", "3.13", "3.14")
@@ -133,11 +148,11 @@ def _broken(source: PinSource) -> Finding | None:
         return None
     first = source.problems[0]
     unreadable = first.span.start == 0 and first.span.end == 0 and first.message.startswith(f"{source.path.name}: ")
-    if source.format in ("requirements", "constraints") and not unreadable:
+    if source.format in (PinFormat.REQUIREMENTS, PinFormat.CONSTRAINTS) and not unreadable:
         # a requirements file whose lines were read but pin nothing (only `-e .`, or a `-r` to
         # a missing file) is reported by its reader; it hides no flashinfer pin of its own
         return None
-    return Finding(source, (), "broken", "", first.message)
+    return Finding(source, (), FindingStatus.BROKEN, "", first.message)
 
 
 def _fi_pins(source: PinSource) -> tuple[Pin, ...]:
@@ -160,10 +175,10 @@ def _lock_finding(src: PinSource, project_dir: Path | None) -> Finding | None:
         if any(v is False for v in verdicts):
             bad = [p for p, v in zip(pins, verdicts) if v is False]
             shown_bad = ", ".join(dict.fromkeys(p.version for p in bad if p.version))
-            return Finding(src, tuple(bad), "bad", shown_bad, project_dir=project_dir)
+            return Finding(src, tuple(bad), FindingStatus.BAD, shown_bad, project_dir=project_dir)
         if any(v is None for v in verdicts) or not versions:
-            return Finding(src, pins, "unknown", shown, "a version whose signature cannot be known from the release table", project_dir=project_dir)
-        return Finding(src, pins, "ok", shown, project_dir=project_dir)
+            return Finding(src, pins, FindingStatus.UNKNOWN, shown, "a version whose signature cannot be known from the release table", project_dir=project_dir)
+        return Finding(src, pins, FindingStatus.OK, shown, project_dir=project_dir)
     sg = _sglang_pin(src)
     if sg is not None and sg.version:
         return _via_sglang(src, sg, sg.version, project_dir)
@@ -176,9 +191,9 @@ def _via_sglang(src: PinSource, sg: Pin, version: str, project_dir: Path | None)
         return None
     if not rel.has_k3_dcp_check:
         # that sglang release never runs the check: no launch failure to predict
-        return Finding(src, (sg,), "ok", rel.flashinfer_version, "sglang release without the Kimi-K3 DCP check", rel, project_dir)
+        return Finding(src, (sg,), FindingStatus.OK, rel.flashinfer_version, "sglang release without the Kimi-K3 DCP check", rel, project_dir)
     ok = fi.has_enable_dcp(rel.flashinfer_version)
-    status = "bad" if ok is False else ("ok" if ok else "unknown")
+    status = FindingStatus.BAD if ok is False else (FindingStatus.OK if ok else FindingStatus.UNKNOWN)
     return Finding(src, (sg,), status, rel.flashinfer_version, f"sglang {version} pins flashinfer-python=={rel.flashinfer_version}", rel, project_dir)
 
 
@@ -209,7 +224,7 @@ def _manifest_finding(src: PinSource, constraints: list[str], project_dir: Path 
         if rel and rel.has_k3_dcp_check and rel.flashinfer_version and fi.has_enable_dcp(rel.flashinfer_version) is False:
             bad.append(v)
     if bad:
-        return Finding(src, (sg,), "admits-bad", f"sglang{sg.specifier or ' (any version)'}", f"admits sglang {bad[0]}, whose flashinfer pin lacks enable_dcp", project_dir=project_dir)
+        return Finding(src, (sg,), FindingStatus.ADMITS_BAD, f"sglang{sg.specifier or ' (any version)'}", f"admits sglang {bad[0]}, whose flashinfer pin lacks enable_dcp", project_dir=project_dir)
     return None
 
 
@@ -247,37 +262,37 @@ def _admits(specs: list[str], version: str) -> bool:
     return True
 
 
-_STATUS = {
-    "pinned-bad": "bad",
-    "all-bad": "bad",
-    "pinned-ok": "ok",
-    "all-ok": "ok",
-    "admits-bad": "admits-bad",
-    "unconstrained": "admits-bad",
+_STATUS = {  # flashinfer.classify's verdict kind -> the finding's status
+    "pinned-bad": FindingStatus.BAD,
+    "all-bad": FindingStatus.BAD,
+    "pinned-ok": FindingStatus.OK,
+    "all-ok": FindingStatus.OK,
+    "admits-bad": FindingStatus.ADMITS_BAD,
+    "unconstrained": FindingStatus.ADMITS_BAD,
 }
 
 
-def _classify_pins(specs: list[str], constraints: list[str]) -> tuple[str, str]:
+def _classify_pins(specs: list[str], constraints: list[str]) -> tuple[FindingStatus, str]:
     """Status of the intersection of ``specs`` and ``constraints``; a poetry/conda union
     (``a||b``) admits what any branch admits."""
     union = [s for s in specs if "||" in s]
     plain = [s for s in specs if "||" not in s]
     if not union:
         v = fi.classify(plain + constraints)
-        return _STATUS.get(v.kind, "unknown"), v.detail
+        return _STATUS.get(v.kind, FindingStatus.UNKNOWN), v.detail
     statuses = []
     details = []
     for branch in union[0].split("||"):
         st, d = _classify_pins(plain + [branch.strip()] + union[1:], constraints)
         statuses.append(st)
         details.append(d)
-    if all(s == "bad" for s in statuses):
-        return "bad", details[0]
-    if all(s == "ok" for s in statuses):
-        return "ok", details[0]
-    if "unknown" in statuses and not any(s in ("bad", "admits-bad") for s in statuses):
-        return "unknown", ""
-    return "admits-bad", next((d for s, d in zip(statuses, details) if s != "ok"), "")
+    if all(s is FindingStatus.BAD for s in statuses):
+        return FindingStatus.BAD, details[0]
+    if all(s is FindingStatus.OK for s in statuses):
+        return FindingStatus.OK, details[0]
+    if FindingStatus.UNKNOWN in statuses and not any(s in (FindingStatus.BAD, FindingStatus.ADMITS_BAD) for s in statuses):
+        return FindingStatus.UNKNOWN, ""
+    return FindingStatus.ADMITS_BAD, next((d for s, d in zip(statuses, details) if s is not FindingStatus.OK), "")
 
 
 def evaluate(ctx: LaunchContext) -> Evaluation:
@@ -285,7 +300,7 @@ def evaluate(ctx: LaunchContext) -> Evaluation:
         with _for_target(ctx):
             return _evaluate(ctx)
 
-    return ctx.memo("flashinfer", run)  # type: ignore[return-value]
+    return ctx.memo("flashinfer", run)
 
 
 def _evaluate(ctx: LaunchContext) -> Evaluation:
@@ -316,7 +331,7 @@ def _evaluate(ctx: LaunchContext) -> Evaluation:
             ]
             man_f: list[Finding] = []
             for m in project.manifests:
-                f = _manifest_finding(m, [c for c in constraints if m.format != "constraints"], project.dir)
+                f = _manifest_finding(m, [c for c in constraints if m.format is not PinFormat.CONSTRAINTS], project.dir)
                 if f is not None:
                     man_f.append(f)
             broken = [f for f in (_broken(s) for s in (*project.locks, *project.manifests)) if f is not None]
@@ -329,24 +344,24 @@ def _evaluate(ctx: LaunchContext) -> Evaluation:
                     break
                 continue
             # constraints only narrow a requirement: on their own they decide nothing
-            if any(f.source.format != "constraints" for f in man_f):
-                man_f = [f for f in man_f if f.source.format != "constraints"]
+            if any(f.source.format is not PinFormat.CONSTRAINTS for f in man_f):
+                man_f = [f for f in man_f if f.source.format is not PinFormat.CONSTRAINTS]
             lock_f = [_mark_stale(f, project) for f in lock_f]
             # the lock speaks for the manifest it was made from: one diagnostic, not two
             own_manifests = {
                 id(m)
                 for f in lock_f
-                if f.status not in ("stale", "unknown")
+                if f.status not in (FindingStatus.STALE, FindingStatus.UNKNOWN)
                 for m in [_manifest_of(f.source, project)]
                 if m is not None
             }
             man_f = [f for f in man_f if id(f.source) not in own_manifests]
             lock_decides = any(
-                (f.via_sglang is None or f.status != "unknown") and f.status != "stale" for f in lock_f
+                (f.via_sglang is None or f.status is not FindingStatus.UNKNOWN) and f.status is not FindingStatus.STALE for f in lock_f
             )
             findings.extend(lock_f)
             for f in man_f:
-                if lock_decides and f.status in ("admits-bad", "unknown"):
+                if lock_decides and f.status in (FindingStatus.ADMITS_BAD, FindingStatus.UNKNOWN):
                     f = Finding(f.source, f.pins, f.status, f.shown, f.detail, f.via_sglang, f.project_dir, True)
                 findings.append(f)
             for src in (*project.locks, *project.manifests):
@@ -367,7 +382,7 @@ def _configured_pin_findings(ctx: LaunchContext) -> list[Finding]:
     path = ctx.settings.flashinfer_pin
     assert path is not None
     out: list[Finding] = []
-    for src in discovery.read_pin_file(path, ctx.workspace, fmt="requirements"):
+    for src in discovery.read_pin_file(path, ctx.workspace, fmt=PinFormat.REQUIREMENTS):
         broken = _broken(src)
         if broken is not None:
             out.append(broken)
@@ -378,19 +393,19 @@ def _configured_pin_findings(ctx: LaunchContext) -> list[Finding]:
     return out
 
 
-def _manifest_of(lock: PinSource, project) -> PinSource | None:
+def _manifest_of(lock: PinSource, project: Project) -> PinSource | None:
     from kimi_lsp.pins import discovery
 
     return discovery.manifest_for_lock(lock, project)
 
 
-def _mark_stale(f: Finding, project) -> Finding:
+def _mark_stale(f: Finding, project: Project) -> Finding:
     """A lock whose flashinfer version its own manifest no longer admits was not made from that
     manifest (typically: the manifest was just bumped); it must be re-locked, and until then the
     manifest, not the lock, says what the project wants."""
     from kimi_lsp.pins import discovery
 
-    if f.via_sglang is not None or f.status == "unknown":
+    if f.via_sglang is not None or f.status is FindingStatus.UNKNOWN:
         return f
     man = discovery.manifest_for_lock(f.source, project)
     if man is None:
@@ -405,7 +420,7 @@ def _mark_stale(f: Finding, project) -> Finding:
     if not stale:
         return f
     detail = f"{man.path.name} requires flashinfer-python{' or '.join(specs[0].split('||')) if len(specs) == 1 else ','.join(specs)}"
-    return Finding(f.source, tuple(stale), "stale", f.shown, detail, project_dir=f.project_dir)
+    return Finding(f.source, tuple(stale), FindingStatus.STALE, f.shown, detail, project_dir=f.project_dir)
 
 
 def probed_launch(ctx: LaunchContext) -> tuple[K3Dcp, Evaluation] | None:
@@ -457,10 +472,11 @@ def _related_for(ctx: LaunchContext, f: Finding) -> tuple[Related, ...]:
     out = [Related(Location(f.source.path, pin.span), msg)]
     if f.source.is_lock and f.via_sglang is None:
         man = _manifest_of_lock(ctx, f.source)
-        for p in _fi_pins(man) if man is not None else ():
-            spec = p.native_spec or p.specifier or " (any version)"
-            spec = spec if spec[:1] in "=<>!~^ " else f" {spec}"
-            out.append(Related(Location(man.path, p.span), f"{man.path.name} requires flashinfer-python{spec}"))
+        if man is not None:
+            for p in _fi_pins(man):
+                spec = p.native_spec or p.specifier or " (any version)"
+                spec = spec if spec[:1] in "=<>!~^ " else f" {spec}"
+                out.append(Related(Location(man.path, p.span), f"{man.path.name} requires flashinfer-python{spec}"))
     return tuple(out)
 
 
@@ -495,7 +511,7 @@ def _bump_fixes(ctx: LaunchContext, ev: Evaluation, f: Finding) -> tuple[Fix, ..
     text = ws.text(manifest.path)
     if text is None:
         return ()
-    edits: list = []
+    edits: list[Edit] = []
     for pin in pins:
         e = bump.bump_fix_edits(manifest, pin, target, text)
         if e is None:
@@ -530,7 +546,7 @@ def _constraint_sources(ctx: LaunchContext, f: Finding, manifest: PinSource) -> 
         if f.project_dir is not None and project.dir != f.project_dir and manifest not in project.manifests:
             continue
         for m in project.manifests:
-            if m is not manifest and m.format == "constraints" and m not in out:
+            if m is not manifest and m.format is PinFormat.CONSTRAINTS and m not in out:
                 out.append(m)
     return out
 
@@ -553,7 +569,7 @@ def newest_good_sglang() -> str | None:
     return best[1] if best else None
 
 
-def _sglang_upgrade(manifest: PinSource, f: Finding, followup: str | None, ws) -> tuple[Fix, ...]:
+def _sglang_upgrade(manifest: PinSource, f: Finding, followup: str | None, ws: Workspace) -> tuple[Fix, ...]:
     """flashinfer comes from sglang's own exact pin: upgrading sglang is the fix (it changes more
     than flashinfer, so it is unsafe)."""
     from kimi_lsp.pins import bump

@@ -130,14 +130,14 @@ def k3_dcp(ctx: LaunchContext) -> K3Dcp | None:
             return None
         return K3Dcp(model, dcp, dcp_use, decode_backend(launch))
 
-    return ctx.memo("k3_dcp", compute)  # type: ignore[return-value]
+    return ctx.memo("k3_dcp", compute)
 
 
 # -- which model -------------------------------------------------------------------------
 
 
 def model_facts(ctx: LaunchContext) -> ModelFacts:
-    return ctx.memo("model_facts", lambda: _model_facts(ctx))  # type: ignore[return-value]
+    return ctx.memo("model_facts", lambda: _model_facts(ctx))
 
 
 def _model_facts(ctx: LaunchContext) -> ModelFacts:

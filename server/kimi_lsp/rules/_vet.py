@@ -15,10 +15,10 @@ re-read cannot replay: they are left as their rule made them.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from kimi_lsp.diagnostics import Applicability, Diagnostic, Fix, Severity
+from kimi_lsp.diagnostics import Applicability, Diagnostic, Edit, Fix, Severity
 from kimi_lsp.knowledge.schema import Schema, load_schema
 from kimi_lsp.launch import ResolvedLaunch, resolve
 from kimi_lsp.rules._base import LaunchContext, Rule
@@ -29,7 +29,7 @@ from kimi_lsp.workspace import ReadFailure, SourceText, Workspace, normalize_pat
 _VETTING = "_vetting"  # LaunchContext.cache key: this context is a vetting re-lint
 _BEFORE = "_vet_before"  # LaunchContext.cache key: the launch's own errors, counted once
 
-ErrorCount = Counter  # (code, message) -> how many
+ErrorCount = Counter[tuple[str, str]]  # (code, message) -> how many
 
 
 def vet_safe_fixes(ctx: LaunchContext, diagnostics: list[Diagnostic], rules: Iterable[Rule]) -> list[Diagnostic]:
@@ -71,7 +71,7 @@ def leaves_new_error(ctx: LaunchContext, fix: Fix, rules: Iterable[Rule] | None 
         return True
     if after is None:
         return True
-    return bool(after - before)  # type: ignore[operator]
+    return bool(after - before)
 
 
 # -- replaying one fix ---------------------------------------------------------------------
@@ -124,7 +124,7 @@ def _relint(ctx: LaunchContext, fix: Fix, rules: tuple[Rule, ...]) -> ErrorCount
     return _errors(_vetting_context(ctx, new_launch, ws, src), rules, problems)
 
 
-def _same_launch(old: LaunchCommand, launches: tuple[LaunchCommand, ...], edits: list) -> LaunchCommand | None:
+def _same_launch(old: LaunchCommand, launches: tuple[LaunchCommand, ...], edits: list[Edit]) -> LaunchCommand | None:
     """The launch at the old one's start, moved by the edits before it."""
     start = old.program.span.start
     shift = sum(len(e.new_text) - (e.span.end - e.span.start) for e in edits if e.span.end <= start)
@@ -140,7 +140,7 @@ def _reread_config(src: SourceText, schema: Schema) -> tuple[ConfigFile | None, 
     return cfg, [("KL001", p.message) for p in sr.problems]
 
 
-def _is_sglang_key(schema: Schema):
+def _is_sglang_key(schema: Schema) -> Callable[[str], bool]:
     # the engine's reading of a YAML key (Engine._is_sglang_key): a config key or a whole option
     def pred(key: str) -> bool:
         if schema.config_key(key) is not None:

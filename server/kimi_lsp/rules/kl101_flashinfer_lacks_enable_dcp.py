@@ -1,12 +1,16 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from kimi_lsp.diagnostics import Applicability, Fix, Location, Related, Severity
 from kimi_lsp.knowledge import flashinfer as fi
 from kimi_lsp.rules import _flashinfer, _kimi
-from kimi_lsp.rules._base import LaunchContext, Violation, rule
+from kimi_lsp.rules._base import FixAvailability, LaunchContext, Violation, rule
 from kimi_lsp.rules._fixes import add_flag_fix, set_value_fix
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 SGLANG_ERROR = (
     "Kimi-K3 DCP with decode_attention_backend='cutedsl_mla' requires enable_dcp in the signature of "
@@ -14,7 +18,7 @@ SGLANG_ERROR = (
 )
 
 
-@rule(code="KL101", name="flashinfer-lacks-enable-dcp", severity=Severity.ERROR, fix="sometimes")
+@rule(code="KL101", name="flashinfer-lacks-enable-dcp", severity=Severity.ERROR, fix=FixAvailability.SOMETIMES)
 def check(ctx: LaunchContext) -> Iterator[Violation]:
     """Kimi-K3 with decode context parallelism on cutedsl_mla needs a flashinfer-python whose
     `trtllm_batch_decode_with_kv_cache_mla` accepts `enable_dcp`.
@@ -101,7 +105,7 @@ def check(ctx: LaunchContext) -> Iterator[Violation]:
         )
 
 
-def _shown_path(ctx: LaunchContext, path) -> str:
+def _shown_path(ctx: LaunchContext, path: Path) -> str:
     try:
         return path.relative_to(ctx.workspace.root).as_posix()
     except ValueError:

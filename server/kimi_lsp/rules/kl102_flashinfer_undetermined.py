@@ -1,14 +1,18 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from kimi_lsp.diagnostics import Severity
 from kimi_lsp.knowledge import flashinfer as fi
 from kimi_lsp.rules import _flashinfer, _kimi
-from kimi_lsp.rules._base import LaunchContext, Violation, rule
+from kimi_lsp.rules._base import FixAvailability, LaunchContext, Violation, rule
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
-@rule(code="KL102", name="flashinfer-version-undetermined", severity=Severity.WARNING, fix="sometimes")
+@rule(code="KL102", name="flashinfer-version-undetermined", severity=Severity.WARNING, fix=FixAvailability.SOMETIMES)
 def check(ctx: LaunchContext) -> Iterator[Violation]:
     """A Kimi-K3 DCP launch on cutedsl_mla whose flashinfer-python version cannot be determined.
 
@@ -76,7 +80,7 @@ def _describe(f: _flashinfer.Finding) -> str:
     return f"flashinfer-python{f.shown}" if f.shown[:1] in "=<>!~^" else f"flashinfer-python {f.shown}"
 
 
-def _rel(p, ctx: LaunchContext) -> str:
+def _rel(p: Path, ctx: LaunchContext) -> str:
     try:
         r = p.relative_to(ctx.workspace.root).as_posix()
         return r or "."

@@ -4,11 +4,11 @@ from collections.abc import Iterator
 
 from kimi_lsp.diagnostics import Location, Severity
 from kimi_lsp.rules import _kimi
-from kimi_lsp.rules._base import LaunchContext, Violation, rule
+from kimi_lsp.rules._base import FixAvailability, LaunchContext, Violation, rule
 from kimi_lsp.rules._fixes import set_value_fix
 
 
-@rule(code="KL103", name="k3-dcp-decode-backend", severity=Severity.ERROR, fix="sometimes")
+@rule(code="KL103", name="k3-dcp-decode-backend", severity=Severity.ERROR, fix=FixAvailability.SOMETIMES)
 def check(ctx: LaunchContext) -> Iterator[Violation]:
     """Kimi-K3 with decode context parallelism only runs on the cutedsl_mla or aiter decode backends.
 

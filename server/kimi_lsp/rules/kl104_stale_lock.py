@@ -4,10 +4,10 @@ from collections.abc import Iterator
 
 from kimi_lsp.diagnostics import Applicability, Fix, Location, Related, Severity
 from kimi_lsp.rules import _flashinfer, _kimi
-from kimi_lsp.rules._base import LaunchContext, Violation, rule
+from kimi_lsp.rules._base import FixAvailability, LaunchContext, Violation, rule
 
 
-@rule(code="KL104", name="stale-flashinfer-lock", severity=Severity.ERROR, fix="never")
+@rule(code="KL104", name="stale-flashinfer-lock", severity=Severity.ERROR, fix=FixAvailability.NEVER)
 def check(ctx: LaunchContext) -> Iterator[Violation]:
     """A lockfile still pins a flashinfer-python that its own manifest no longer admits, for a
     Kimi-K3 DCP launch on cutedsl_mla.

@@ -5,15 +5,15 @@ from collections.abc import Iterator
 from kimi_lsp.diagnostics import Applicability, Edit, Fix, Location, Severity
 from kimi_lsp.knowledge.retired_flags import RetiredFlag, retired
 from kimi_lsp.knowledge.schema import Flag, Schema
-from kimi_lsp.launch import ArgProblem
+from kimi_lsp.launch import ArgProblem, ArgProblemKind, Origin
 from kimi_lsp.rules import _args
-from kimi_lsp.rules._base import LaunchContext, Violation, rule
+from kimi_lsp.rules._base import FixAvailability, LaunchContext, Violation, rule
 from kimi_lsp.rules._fixes import replace_token_value
 from kimi_lsp.rules._vet import leaves_new_error
 from kimi_lsp.surfaces.model import Entry, Token
 
 
-@rule(code="KL201", name="unknown-argument", severity=Severity.ERROR, fix="sometimes")
+@rule(code="KL201", name="unknown-argument", severity=Severity.ERROR, fix=FixAvailability.SOMETIMES)
 def check(ctx: LaunchContext) -> Iterator[Violation]:
     """An sglang argument or `--config` key that the pinned sglang release does not define, or
     an abbreviation that matches several.
@@ -52,11 +52,11 @@ def check(ctx: LaunchContext) -> Iterator[Violation]:
     """
     launch = ctx.launch
     for prob in launch.problems:
-        if prob.kind not in ("unknown", "ambiguous") or not _args.is_literal(prob.token, prob.origin):
+        if prob.kind not in (ArgProblemKind.UNKNOWN, ArgProblemKind.AMBIGUOUS) or not _args.is_literal(prob.token, prob.origin):
             continue
-        if prob.origin == "cli" and launch.command.entry is Entry.NO_CONFIG:
+        if prob.origin is Origin.CLI and launch.command.entry is Entry.NO_CONFIG:
             continue  # benchmark entry points add their own flags to the parser
-        if prob.origin == "config" and prob.entry is not None and prob.token.span == prob.entry.key.span:
+        if prob.origin is Origin.CONFIG and prob.entry is not None and prob.token.span == prob.entry.key.span:
             yield from _config_key(ctx, prob)
         else:
             yield from _cli_word(ctx, prob)
@@ -69,20 +69,20 @@ def _cli_word(ctx: LaunchContext, prob: ArgProblem) -> Iterator[Violation]:
     where = _args.problem_location(launch, prob)
     what = (
         f"Ambiguous option `{head}` could match {_list(prob.candidates)}"
-        if prob.kind == "ambiguous"
+        if prob.kind is ArgProblemKind.AMBIGUOUS
         else f"Unknown sglang argument `{head}`"
     )
     gone = retired(head)
     if gone is not None:
         yield _retired(ctx, prob, gone, what, where)
         return
-    if prob.kind == "ambiguous":
+    if prob.kind is ArgProblemKind.AMBIGUOUS:
         yield Violation(where, what)
         return
     guess = launch.schema.closest(head)
     if ctx.beyond_schema and not _args.near_miss(head, guess):
         return  # may be an option added after the newest release kimi-lsp knows
-    fixes = ()
+    fixes: tuple[Fix, ...] = ()
     if guess is not None:
         fix = _args.replace_prefix(ctx, prob.token, prob.origin, len(head), guess, f"Did you mean `{guess}`?")
         fixes = (_hint(ctx, fix, f"Did you mean `{guess}`?"),)
@@ -100,7 +100,7 @@ def _config_key(ctx: LaunchContext, prob: ArgProblem) -> Iterator[Violation]:
     if key.startswith("-"):
         bare = key.lstrip("-")
         target = launch.schema.match("--" + bare)
-        fixes = ()
+        fixes: tuple[Fix, ...] = ()
         if isinstance(target, Flag):
             fix = _args.key_rename_fix(
                 ctx, prob.entry, bare, f"Write the key as `{bare}`", Applicability.SAFE
@@ -116,7 +116,7 @@ def _config_key(ctx: LaunchContext, prob: ArgProblem) -> Iterator[Violation]:
     what = "launch profile key" if toml else "`--config` key"
     emitted = prob.token.value
     gone = retired(emitted)
-    if prob.kind == "ambiguous":
+    if prob.kind is ArgProblemKind.AMBIGUOUS:
         message = f"Ambiguous {what} `{key}`: sglang reads `{emitted}`, which could match {_list(prob.candidates)}"
         yield _retired(ctx, prob, gone, message, where) if gone is not None else Violation(where, message)
         return
@@ -174,7 +174,7 @@ def _retired(ctx: LaunchContext, prob: ArgProblem, gone: RetiredFlag, what: str,
         more = " (values renamed: " + ", ".join(f"{a} -> {b}" for a, b in gone.value_map.items()) + ")"
     elif gone.keeps_value:
         more = " (same values)"
-    fix = _retired_key_fix(ctx, prob, gone) if prob.origin == "config" and prob.entry is not None and prob.token.span == prob.entry.key.span else _retired_cli_fix(ctx, prob, gone)
+    fix = _retired_key_fix(ctx, prob, gone) if prob.origin is Origin.CONFIG and prob.entry is not None and prob.token.span == prob.entry.key.span else _retired_cli_fix(ctx, prob, gone)
     return Violation(where, f"{text}; use `{' '.join(gone.replacement)}`{more}{said}", fixes=_offer(fix))
 
 

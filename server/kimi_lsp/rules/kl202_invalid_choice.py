@@ -5,13 +5,13 @@ from collections.abc import Iterator
 from kimi_lsp.diagnostics import Applicability, Severity
 from kimi_lsp.knowledge.schema import check_value
 from kimi_lsp.rules import _args
-from kimi_lsp.rules._base import LaunchContext, Violation, rule
+from kimi_lsp.rules._base import FixAvailability, LaunchContext, Violation, rule
 
 # sglang adds this sampling backend only when the env var is set (server_args.py)
 _ENV_CHOICES = {("sampling_backend", "token_oracle"): "SGLANG_KV_CANARY_ENABLE_TOKEN_ORACLE"}
 
 
-@rule(code="KL202", name="invalid-choice", severity=Severity.ERROR, fix="sometimes")
+@rule(code="KL202", name="invalid-choice", severity=Severity.ERROR, fix=FixAvailability.SOMETIMES)
 def check(ctx: LaunchContext) -> Iterator[Violation]:
     """A value that is not among the flag's choices in the pinned sglang release.
 

@@ -4,7 +4,7 @@ from collections.abc import Iterator
 
 from kimi_lsp.diagnostics import Severity
 from kimi_lsp.knowledge.schema import check_value
-from kimi_lsp.launch import ArgProblem, ArgUse
+from kimi_lsp.launch import ArgProblem, ArgProblemKind, ArgUse, Origin
 from kimi_lsp.rules import _args
 from kimi_lsp.rules._base import LaunchContext, Violation, rule
 from kimi_lsp.surfaces.model import Entry, Token
@@ -52,7 +52,7 @@ def check(ctx: LaunchContext) -> Iterator[Violation]:
             if msg is None or msg.startswith("invalid choice"):
                 continue
             msg = msg.rstrip(".")
-            note = _YAML_BOOL if use.origin == "config" and isinstance(use.entry and use.entry.value, bool) else ""
+            note = _YAML_BOOL if use.origin is Origin.CONFIG and isinstance(use.entry and use.entry.value, bool) else ""
             yield Violation(
                 _args.value_location(launch, use, tok),
                 f"Invalid value `{tok.value}` for `{_args.flag_text(use)}`: {msg}{note}",
@@ -60,22 +60,22 @@ def check(ctx: LaunchContext) -> Iterator[Violation]:
     for prob in launch.problems:
         if not _args.is_literal(prob.token, prob.origin):
             continue  # e.g. `"$@"` or `$EXTRA_ARGS`: whatever they expand to is unknown here
-        if prob.kind == "missing-value":
+        if prob.kind is ArgProblemKind.MISSING_VALUE:
             yield Violation(_args.problem_location(launch, prob), _missing(prob))
-        elif prob.kind == "explicit-value":
+        elif prob.kind is ArgProblemKind.EXPLICIT_VALUE:
             assert prob.flag is not None
             head, _, value = prob.token.value.partition("=")
             yield Violation(
                 _args.problem_location(launch, prob),
                 f"`{head}` takes no value, so `={value}` is an error (argparse: ignored explicit argument {value!r})",
             )
-        elif prob.kind == "extra-value":
-            if prob.origin == "cli" and launch.command.entry is Entry.NO_CONFIG:
+        elif prob.kind is ArgProblemKind.EXTRA_VALUE:
+            if prob.origin is Origin.CLI and launch.command.entry is Entry.NO_CONFIG:
                 continue  # a benchmark's own flag and its value
             if prob.entry is not None and _args.special_config_value(schema, prob.entry) is not None:
                 continue
             if prob.entry is not None and any(
-                p.entry is prob.entry and p.kind != "extra-value" for p in launch.problems
+                p.entry is prob.entry and p.kind is not ArgProblemKind.EXTRA_VALUE for p in launch.problems
             ):
                 continue  # the value of an unknown or refused key: KL201/KL205/KL206 speak for it
             msg = _extra(ctx, prob)
@@ -105,7 +105,7 @@ def _extra(ctx: LaunchContext, prob: ArgProblem) -> str | None:
             return None  # the stray value of an unknown flag: KL201 speaks for both
         for use in launch.uses:
             last = use.values[-1] if use.values else use.option
-            if use.origin == "cli" and last.span.end == before.span.end:
+            if use.origin is Origin.CLI and last.span.end == before.span.end:
                 if not use.flag.takes_value:
                     return f"`{use.option.value}` takes no value, so `{word}` is an unrecognized argument"
                 return f"`{use.option.value}` takes {_takes(use)}, so `{word}` is an unrecognized argument"
@@ -120,7 +120,7 @@ def _takes(use: ArgUse) -> str:
 
 
 def _word_before(argv: tuple[Token, ...], prob: ArgProblem) -> Token | None:
-    if prob.origin != "cli":
+    if prob.origin is not Origin.CLI:
         return None
     for i, tok in enumerate(argv):
         if tok.span == prob.token.span:

@@ -3,9 +3,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from kimi_lsp.diagnostics import Applicability, Edit, Fix, Severity
-from kimi_lsp.launch import ArgUse
+from kimi_lsp.launch import ArgUse, Origin
 from kimi_lsp.rules import _args
-from kimi_lsp.rules._base import LaunchContext, Violation, rule
+from kimi_lsp.rules._base import FixAvailability, LaunchContext, Violation, rule
 
 # Deprecated values whose rename does more than rename (serving_hook.py): their fix is unsafe.
 _SIDE_EFFECTS = {
@@ -16,7 +16,7 @@ _SIDE_EFFECTS = {
 }
 
 
-@rule(code="KL204", name="deprecated-argument", severity=Severity.WARNING, fix="sometimes")
+@rule(code="KL204", name="deprecated-argument", severity=Severity.WARNING, fix=FixAvailability.SOMETIMES)
 def check(ctx: LaunchContext) -> Iterator[Violation]:
     """A deprecated sglang flag or value, with its replacement.
 
@@ -86,8 +86,8 @@ def _flag_fix(ctx: LaunchContext, use: ArgUse, new_flag: str) -> Fix | None:
     if " " in new_flag or "<" in new_flag or "{" in new_flag or use.flag.takes_value:
         return None
     title = f"Replace with `{new_flag}`"
-    if use.origin == "cli":
-        return _args.replace_token(ctx, use.option, "cli", new_flag, title)
+    if use.origin is Origin.CLI:
+        return _args.replace_token(ctx, use.option, Origin.CLI, new_flag, title)
     entry = use.entry
     if entry is None or ctx.launch.config is None or entry.value is not True:
         return None

@@ -2,13 +2,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from kimi_lsp.diagnostics import Applicability, Severity
+from kimi_lsp.diagnostics import Applicability, Fix, Severity
 from kimi_lsp.knowledge.schema import Flag
+from kimi_lsp.launch import ArgProblemKind, Origin
 from kimi_lsp.rules import _args
-from kimi_lsp.rules._base import LaunchContext, Violation, rule
+from kimi_lsp.rules._base import FixAvailability, LaunchContext, Violation, rule
 
 
-@rule(code="KL205", name="config-key-underscore", severity=Severity.ERROR, fix="sometimes")
+@rule(code="KL205", name="config-key-underscore", severity=Severity.ERROR, fix=FixAvailability.SOMETIMES)
 def check(ctx: LaunchContext) -> Iterator[Violation]:
     """A `--config` YAML key written with underscores (`tp_size`).
 
@@ -45,7 +46,7 @@ def check(ctx: LaunchContext) -> Iterator[Violation]:
     seen: set[int] = set()
     for prob in launch.problems:
         entry = prob.entry
-        if prob.kind not in ("unknown", "ambiguous") or prob.origin != "config" or entry is None:
+        if prob.kind not in (ArgProblemKind.UNKNOWN, ArgProblemKind.AMBIGUOUS) or prob.origin is not Origin.CONFIG or entry is None:
             continue
         key = entry.key.value
         if prob.token.span != entry.key.span or "_" not in key or key.startswith("-") or id(entry) in seen:
@@ -53,7 +54,7 @@ def check(ctx: LaunchContext) -> Iterator[Violation]:
         seen.add(id(entry))
         dashed = key.replace("_", "-")
         target = launch.schema.match("--" + dashed)
-        fixes = ()
+        fixes: tuple[Fix, ...] = ()
         if isinstance(target, Flag):
             fix = _args.key_rename_fix(ctx, entry, dashed, f"Write the key as `{dashed}`", Applicability.SAFE)
             fixes = (fix,) if fix is not None else ()

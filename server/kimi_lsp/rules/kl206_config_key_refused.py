@@ -3,11 +3,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from kimi_lsp.diagnostics import Applicability, Fix, Severity
+from kimi_lsp.launch import ArgProblemKind
 from kimi_lsp.rules import _args
-from kimi_lsp.rules._base import LaunchContext, Violation, rule
+from kimi_lsp.rules._base import FixAvailability, LaunchContext, Violation, rule
 
 
-@rule(code="KL206", name="config-key-refused", severity=Severity.ERROR, fix="sometimes")
+@rule(code="KL206", name="config-key-refused", severity=Severity.ERROR, fix=FixAvailability.SOMETIMES)
 def check(ctx: LaunchContext) -> Iterator[Violation]:
     """A `--config` key whose flag sglang's config merger refuses.
 
@@ -40,7 +41,7 @@ def check(ctx: LaunchContext) -> Iterator[Violation]:
     """
     launch = ctx.launch
     for prob in launch.problems:
-        if prob.kind != "config-refused" or prob.entry is None or prob.flag is None:
+        if prob.kind is not ArgProblemKind.CONFIG_REFUSED or prob.entry is None or prob.flag is None:
             continue
         flag = prob.flag
         key = prob.entry.key.value

@@ -5,10 +5,10 @@ from collections.abc import Iterator
 from kimi_lsp.diagnostics import Location, Severity
 from kimi_lsp.knowledge.schema import check_value
 from kimi_lsp.rules import _args
-from kimi_lsp.rules._base import LaunchContext, Violation, rule
+from kimi_lsp.rules._base import FixAvailability, LaunchContext, Violation, rule
 
 
-@rule(code="KL207", name="config-null-value", severity=Severity.ERROR, fix="sometimes")
+@rule(code="KL207", name="config-null-value", severity=Severity.ERROR, fix=FixAvailability.SOMETIMES)
 def check(ctx: LaunchContext) -> Iterator[Violation]:
     """A `--config` key set to `null` (`~`, or nothing after the colon).
 

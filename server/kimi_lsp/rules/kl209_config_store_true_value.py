@@ -5,13 +5,13 @@ from collections.abc import Iterator
 
 from kimi_lsp.diagnostics import Applicability, Location, Severity
 from kimi_lsp.rules import _args
-from kimi_lsp.rules._base import LaunchContext, Violation, rule
+from kimi_lsp.rules._base import FixAvailability, LaunchContext, Violation, rule
 
 _TRUTHY = {"true", "yes", "on", "1", "y"}
 _FALSY = {"false", "no", "off", "0", "n"}
 
 
-@rule(code="KL209", name="config-store-true-value", severity=Severity.ERROR, fix="sometimes")
+@rule(code="KL209", name="config-store-true-value", severity=Severity.ERROR, fix=FixAvailability.SOMETIMES)
 def check(ctx: LaunchContext) -> Iterator[Violation]:
     """A `--config` key for a flag without a value (`--trust-remote-code`) that is not a YAML
     boolean, or that the pinned release's merger does not know as a boolean key.

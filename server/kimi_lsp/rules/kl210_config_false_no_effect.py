@@ -4,10 +4,10 @@ from collections.abc import Iterator
 
 from kimi_lsp.diagnostics import Location, Severity
 from kimi_lsp.rules import _args
-from kimi_lsp.rules._base import LaunchContext, Violation, rule
+from kimi_lsp.rules._base import FixAvailability, LaunchContext, Violation, rule
 
 
-@rule(code="KL210", name="config-false-no-effect", severity=Severity.INFO, fix="sometimes")
+@rule(code="KL210", name="config-false-no-effect", severity=Severity.INFO, fix=FixAvailability.SOMETIMES)
 def check(ctx: LaunchContext) -> Iterator[Violation]:
     """A boolean `--config` key set to `false`, which sglang's merger simply leaves out.
 

@@ -3,9 +3,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from kimi_lsp.diagnostics import Applicability, Edit, Fix, Severity
-from kimi_lsp.launch import ArgUse
+from kimi_lsp.launch import ArgUse, Origin
 from kimi_lsp.rules import _args
-from kimi_lsp.rules._base import LaunchContext, Violation, rule
+from kimi_lsp.rules._base import FixAvailability, LaunchContext, Violation, rule
 from kimi_lsp.surfaces.model import Entry, Surface
 from kimi_lsp.text import Span
 
@@ -13,7 +13,7 @@ from kimi_lsp.text import Span
 _SPLITTABLE = (Surface.SHELL, Surface.CI_YAML, Surface.DOCKERFILE)
 
 
-@rule(code="KL211", name="config-flag-ignored", severity=Severity.ERROR, fix="sometimes")
+@rule(code="KL211", name="config-flag-ignored", severity=Severity.ERROR, fix=FixAvailability.SOMETIMES)
 def check(ctx: LaunchContext) -> Iterator[Violation]:
     """A `--config` that sglang parses but never reads: `--config=PATH`, an abbreviation such as
     `--conf PATH`, or `--config` on an entry point that ignores it.
@@ -53,7 +53,7 @@ def check(ctx: LaunchContext) -> Iterator[Violation]:
             continue
         where = _args.use_location(launch, use)
         path = use.value or ""
-        if use.origin == "config":
+        if use.origin is Origin.CONFIG:
             yield Violation(where, f"A `config` key inside a `--config` file is ignored (`{path}` is never read)")
             continue
         if cmd.entry is Entry.NO_CONFIG:
@@ -82,7 +82,7 @@ def _fix(ctx: LaunchContext, use: ArgUse) -> Fix | None:
     if text is None or not use.option.exact or not use.values:
         return None
     if not use.inline:
-        return _args.replace_token(ctx, use.option, "cli", "--config", "Write `--config` in full", Applicability.SAFE)
+        return _args.replace_token(ctx, use.option, Origin.CLI, "--config", "Write `--config` in full", Applicability.SAFE)
     if launch.command.surface not in _SPLITTABLE:
         return None
     span = Span(use.option.span.start, use.values[-1].span.end)

@@ -6,10 +6,10 @@ from pathlib import PurePath
 from kimi_lsp.diagnostics import Applicability, Fix, Location, Severity
 from kimi_lsp.launch import config_path_token
 from kimi_lsp.rules import _args
-from kimi_lsp.rules._base import LaunchContext, Violation, rule
+from kimi_lsp.rules._base import FixAvailability, LaunchContext, Violation, rule
 
 
-@rule(code="KL212", name="config-file-not-yaml", severity=Severity.ERROR, fix="sometimes")
+@rule(code="KL212", name="config-file-not-yaml", severity=Severity.ERROR, fix=FixAvailability.SOMETIMES)
 def check(ctx: LaunchContext) -> Iterator[Violation]:
     """A `--config` file whose name does not end in `.yaml` or `.yml`.
 

@@ -2,7 +2,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from kimi_lsp.diagnostics import Location, Severity
+from kimi_lsp.diagnostics import Location, Related, Severity
+from kimi_lsp.launch import Origin
 from kimi_lsp.rules import _args
 from kimi_lsp.rules._base import LaunchContext, Violation, rule
 from kimi_lsp.surfaces.model import Entry, Surface
@@ -54,9 +55,9 @@ def check(ctx: LaunchContext) -> Iterator[Violation]:
         ):
             return
         in_config = launch.last("model_path")
-        related = ()
+        related: tuple[Related, ...] = ()
         tail = ""
-        if in_config is not None and in_config.origin == "config":
+        if in_config is not None and in_config.origin is Origin.CONFIG:
             tail = " (`sglang serve` looks for it on its command line only, not in the `--config` file)"
             related = (_args.related_use(launch, in_config, "the model path in the config file does not count"),)
         yield Violation(

@@ -5,7 +5,7 @@ from collections.abc import Iterator
 
 from kimi_lsp.diagnostics import Applicability, Severity
 from kimi_lsp.rules import _args
-from kimi_lsp.rules._base import LaunchContext, Violation, rule
+from kimi_lsp.rules._base import FixAvailability, LaunchContext, Violation, rule
 
 # the release's help text lists its built-in algorithms; fall back to 0.5.23's list
 _BUILTINS = ("EAGLE", "EAGLE3", "NEXTN", "STANDALONE", "NGRAM", "DFLASH", "DSPARK", "UNO")
@@ -19,7 +19,7 @@ def builtins(help_text: str | None) -> tuple[str, ...]:
     return tuple(x.strip() for x in m.group(1).split(",") if x.strip())
 
 
-@rule(code="KL319", name="unknown-speculative-algorithm", severity=Severity.ERROR, fix="sometimes")
+@rule(code="KL319", name="unknown-speculative-algorithm", severity=Severity.ERROR, fix=FixAvailability.SOMETIMES)
 def check(ctx: LaunchContext) -> Iterator[Violation]:
     """A `--speculative-algorithm` that is not one of sglang's built-in algorithms.
 

@@ -4,10 +4,10 @@ from collections.abc import Iterator
 
 from kimi_lsp.diagnostics import Applicability, Severity
 from kimi_lsp.rules import _args, _kimi
-from kimi_lsp.rules._base import LaunchContext, Violation, rule
+from kimi_lsp.rules._base import FixAvailability, LaunchContext, Violation, rule
 
 
-@rule(code="KL322", name="k3-dspark-case", severity=Severity.WARNING, fix="sometimes")
+@rule(code="KL322", name="k3-dspark-case", severity=Severity.WARNING, fix=FixAvailability.SOMETIMES)
 def check(ctx: LaunchContext) -> Iterator[Violation]:
     """Kimi-K3 with `--speculative-algorithm dspark` spelt in other than upper case.
 

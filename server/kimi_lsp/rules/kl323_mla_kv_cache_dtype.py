@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from kimi_lsp.diagnostics import Severity
+from kimi_lsp.diagnostics import Related, Severity
 from kimi_lsp.rules import _args, _kimi
 from kimi_lsp.rules._base import LaunchContext, Violation, rule
 
@@ -59,7 +59,7 @@ def check(ctx: LaunchContext) -> Iterator[Violation]:
         msg = f"TensorRT-LLM MLA backend only supports kv-cache-dtype of fp8_e4m3, bf16, or auto: got `{kv}`"
     else:
         return
-    related = ()
+    related: tuple[Related, ...] = ()
     if decode_use is not None:
         related = (_args.related_use(launch, decode_use, f"the decode attention backend `{decode}` is chosen here"),)
     yield Violation(_args.use_location(launch, kv_use), msg, related=related)

@@ -10,13 +10,13 @@ from kimi_lsp.knowledge import flashinfer as fi
 from kimi_lsp.knowledge.sglang_releases import sglang_release
 from kimi_lsp.launch import ArgUse
 from kimi_lsp.rules import _args, _flashinfer, _kimi
-from kimi_lsp.rules._base import LaunchContext, Violation, rule
+from kimi_lsp.rules._base import FixAvailability, LaunchContext, Violation, rule
 
 SKIP_ENV = "SGLANG_SKIP_SGL_KERNEL_VERSION_CHECK"
 _FAR_FUTURE = Version("99999")
 
 
-@rule(code="KL327", name="flashinfer-below-minimum", severity=Severity.ERROR, fix="sometimes")
+@rule(code="KL327", name="flashinfer-below-minimum", severity=Severity.ERROR, fix=FixAvailability.SOMETIMES)
 def check(ctx: LaunchContext) -> Iterator[Violation]:
     """A launch on a flashinfer attention backend whose flashinfer-python is older than the
     version sglang asserts at start-up.

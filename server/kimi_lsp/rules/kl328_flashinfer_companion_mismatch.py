@@ -1,19 +1,25 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from packaging.version import InvalidVersion, Version
 
 from kimi_lsp.diagnostics import Applicability, Fix, Location, Related, Severity
 from kimi_lsp.pins.model import Pin, PinSource
 from kimi_lsp.rules import _args, _flashinfer
-from kimi_lsp.rules._base import LaunchContext, Violation, rule
+from kimi_lsp.rules._base import FixAvailability, LaunchContext, Violation, rule
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from kimi_lsp.text import Span
 
 SKIP_ENV = "FLASHINFER_DISABLE_VERSION_CHECK"
 COMPANIONS = ("flashinfer-cubin", "flashinfer-jit-cache")
 
 
-@rule(code="KL328", name="flashinfer-companion-mismatch", severity=Severity.ERROR, fix="sometimes")
+@rule(code="KL328", name="flashinfer-companion-mismatch", severity=Severity.ERROR, fix=FixAvailability.SOMETIMES)
 def check(ctx: LaunchContext) -> Iterator[Violation]:
     """flashinfer-cubin or flashinfer-jit-cache pinned at another version than flashinfer-python.
 
@@ -51,7 +57,7 @@ def check(ctx: LaunchContext) -> Iterator[Violation]:
     if _args.env_set(launch, SKIP_ENV):
         return
     ev = _flashinfer.evaluate(ctx)
-    seen: set[tuple] = set()
+    seen: set[tuple[Path, Span]] = set()
     for f in ev.findings:
         fi_version = _fi_version(f)
         if fi_version is None:
@@ -104,7 +110,7 @@ def _fixes(ctx: LaunchContext, source: PinSource, pin: Pin, fi_version: str) -> 
     if text is None:
         return ()
     target = fi_version
-    if pin.name == "flashinfer-jit-cache" and "+" in pin.version:
+    if pin.name == "flashinfer-jit-cache" and pin.version and "+" in pin.version:
         target = f"{fi_version}+{pin.version.split('+', 1)[1]}"
     edits = bump.bump_fix_edits(source, pin, target, text, companions=False)
     if not edits:

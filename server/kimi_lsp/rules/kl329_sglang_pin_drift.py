@@ -1,20 +1,26 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
-from kimi_lsp.diagnostics import Location, Related, Severity
+from kimi_lsp.diagnostics import Fix, Location, Related, Severity
 from kimi_lsp.knowledge.sglang_releases import sglang_release
 from kimi_lsp.pins.model import PinSource
 from kimi_lsp.rules import _args, _flashinfer
-from kimi_lsp.rules._base import LaunchContext, Violation, rule
+from kimi_lsp.rules._base import FixAvailability, LaunchContext, Violation, rule
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from kimi_lsp.text import Span
 
 FI = "flashinfer-python"
 
 
-@rule(code="KL329", name="sglang-pin-drift", severity=Severity.WARNING, fix="sometimes")
+@rule(code="KL329", name="sglang-pin-drift", severity=Severity.WARNING, fix=FixAvailability.SOMETIMES)
 def check(ctx: LaunchContext) -> Iterator[Violation]:
     """A pin file that pins sglang together with a flashinfer-python (or sglang-kernel, torch)
     other than the exact version that sglang release itself requires.
@@ -52,7 +58,7 @@ def check(ctx: LaunchContext) -> Iterator[Violation]:
     """
     launch = ctx.launch
     ev = _flashinfer.evaluate(ctx)
-    seen: set[tuple] = set()
+    seen: set[tuple[Path, Span]] = set()
     for f in ev.findings:
         if f.via_sglang is not None:
             continue
@@ -73,7 +79,7 @@ def check(ctx: LaunchContext) -> Iterator[Violation]:
                 if _overridden(ctx, f, name):
                     continue  # a declared override (uv override-dependencies, pdm overrides) is deliberate
                 seen.add(key)
-                fixes = ()
+                fixes: tuple[Fix, ...] = ()
                 if name == FI and _flashinfer.bump_target(ctx, ev) == rel.flashinfer_version:
                     fixes = _flashinfer.bump_fixes(ctx, ev, f)
                 yield Violation(

@@ -2,10 +2,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from kimi_lsp.diagnostics import Applicability, Severity
+from kimi_lsp.diagnostics import Applicability, Fix, Severity
 from kimi_lsp.launch import ArgUse
 from kimi_lsp.rules import _args
-from kimi_lsp.rules._base import LaunchContext, Violation, rule
+from kimi_lsp.rules._base import FixAvailability, LaunchContext, Violation, rule
 from kimi_lsp.surfaces.model import Entry
 
 # sglang sets up logging with `logging.basicConfig(level=getattr(logging, log_level.upper()))`
@@ -22,7 +22,7 @@ _SAME_LEVEL = {"warn": "warning", "fatal": "critical"}
 _NEAREST = {"VERBOSE": "debug", "TRACE": "debug", "WARNINGS": "warning", "ERR": "error", "FAILURE": "error"}
 
 
-@rule(code="KL330", name="invalid-log-level", severity=Severity.ERROR, fix="sometimes")
+@rule(code="KL330", name="invalid-log-level", severity=Severity.ERROR, fix=FixAvailability.SOMETIMES)
 def check(ctx: LaunchContext) -> Iterator[Violation]:
     """A `--log-level` that Python's logging module (or the HTTP server's uvicorn) does not know.
 
@@ -109,7 +109,7 @@ def _not_a_logging_level(ctx: LaunchContext, use: ArgUse) -> Violation:
         else "logging.BASIC_FORMAT is a format string, not a level"
     )
     nearest = _NEAREST.get(level)
-    fixes = ()
+    fixes: tuple[Fix, ...] = ()
     if nearest is not None:
         fix = _args.replace_token(ctx, tok, use.origin, nearest, f"Use `--log-level {nearest}`")
         fixes = (fix,) if fix is not None else ()

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from pathlib import Path, PurePath
+from typing import Literal
 
 from yaml.nodes import MappingNode, Node, ScalarNode
 
@@ -88,7 +89,7 @@ def is_ci_path(path: Path) -> bool:
     return ".circleci" in parts or ".buildkite" in parts or ".gitlab" in parts
 
 
-def guess_by_name(path: Path, text: str) -> Surface | str | None:
+def guess_by_name(path: Path, text: str) -> Surface | Literal["yaml"] | None:
     """A surface decided by the name alone, ``"yaml"`` for YAML to classify, or None."""
     if is_dockerfile_name(path.name):
         return Surface.DOCKERFILE
@@ -293,7 +294,7 @@ def detect_surface(path: Path, text: str, is_sglang_key: SglangKey | None = None
     try:
         guess = guess_by_name(path, text)
         if guess != "yaml":
-            return guess  # type: ignore[return-value]
+            return guess
         return classify_yaml(path, text, _yaml.load(text), is_sglang_key)
     except Exception:  # detection must never take the engine down
         return None

@@ -698,7 +698,7 @@ def launches_from_commands(
     out: list[LaunchCommand] = []
     arrays: dict[str, _Array] = {}
     for command in commands:
-        words = command.words
+        words: Sequence[Word] = command.words
         if not words or (words[0].value in DECLARE and words[0].token.exact):
             for var in command.assignments:
                 _assign(running, var)

@@ -25,7 +25,8 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import yaml
 from yaml.composer import ComposerError
@@ -72,14 +73,14 @@ SEQ_TAG = "tag:yaml.org,2002:seq"
 BOOL_TAG = "tag:yaml.org,2002:bool"
 
 
-def _fast_resolve(resolve):  # type: ignore[no-untyped-def]
+def _fast_resolve(resolve: Callable[..., str]) -> Callable[..., str]:
     """PyYAML's resolver tries a regex list per scalar; a plain ASCII decimal without a leading
     zero can only be an int under YAML 1.1's implicit rules (float and timestamp need '.', '-' or
     ':'), so long lists of numbers skip the regexes. Everything else goes to PyYAML."""
 
-    def fast(self, kind, value, implicit):  # type: ignore[no-untyped-def]
+    def fast(self: Any, kind: type[Node], value: str | None, implicit: tuple[bool, bool]) -> str:
         if (
-            kind is ScalarNode and implicit[0] and value.isdigit() and value.isascii()
+            kind is ScalarNode and implicit[0] and value is not None and value.isdigit() and value.isascii()
             and (value[0] != "0" or len(value) == 1) and not self.yaml_path_resolvers
         ):
             return INT_TAG
@@ -91,11 +92,11 @@ def _fast_resolve(resolve):  # type: ignore[no-untyped-def]
 try:
     from yaml import CSafeLoader as _CSafeLoader
 
-    class _CLoader(_CSafeLoader):  # type: ignore[valid-type,misc]
+    class _CLoader(_CSafeLoader):
         resolve = _fast_resolve(_CSafeLoader.resolve)
 
 except ImportError:  # PyYAML built without libyaml
-    _CLoader = None  # type: ignore[assignment,misc]
+    _CLoader = None  # type: ignore[assignment,misc]  # a class where libyaml is built, else None
 
 MAX_ALIAS_NODES = 10_000  # nodes that alias expansion may add to a document
 MAX_DEPTH = 100
@@ -280,7 +281,9 @@ def _load_c(text: str) -> Loaded | None:
     loader = _CLoader(text)
     try:
         while loader.check_node():
-            loaded.docs.append(loader.get_node())
+            node = loader.get_node()
+            if node is not None:  # check_node() said a document follows
+                loaded.docs.append(node)
             loaded.count += 1
     except YAMLError:
         return None
@@ -311,11 +314,14 @@ def _compose(loader: yaml.SafeLoader, aliases: list[int] | None = None) -> Node:
         event = loader.get_event()
         node: Node
         if isinstance(event, AliasEvent):
-            if aliases is not None:
-                aliases.append(event.start_mark.index)
-            found = anchors.get(event.anchor)
+            mark = event.start_mark  # a parser's events always carry their marks
+            if aliases is not None and mark is not None:
+                aliases.append(mark.index)
+            found = anchors.get(event.anchor) if event.anchor is not None else None
             if found is None:
-                raise ComposerError(None, None, f"found undefined alias {event.anchor!r}", event.start_mark)
+                # types-PyYAML types marks as yaml.error.Mark only; libyaml's parser (CSafeLoader,
+                # also composed here) hands yaml._yaml.Mark, which has the same fields
+                raise ComposerError(None, None, f"found undefined alias {event.anchor!r}", event.start_mark)  # type: ignore[arg-type]
             node = found
         elif isinstance(event, (SequenceEndEvent, MappingEndEvent)):
             node, _ = stack.pop()
@@ -332,13 +338,16 @@ def _compose(loader: yaml.SafeLoader, aliases: list[int] | None = None) -> Node:
             if isinstance(event, ScalarEvent):
                 tag = event.tag
                 if tag is None or tag == "!":
-                    tag = loader.resolve(ScalarNode, event.value, event.implicit)
-                node = ScalarNode(tag, event.value, event.start_mark, event.end_mark, style=event.style)
+                    resolved: str = loader.resolve(ScalarNode, event.value, event.implicit)
+                    tag = resolved
+                # libyaml's marks, as above
+                node = ScalarNode(tag, event.value, event.start_mark, event.end_mark, style=event.style)  # type: ignore[arg-type]
             else:
                 kind = SequenceNode if isinstance(event, SequenceStartEvent) else MappingNode
                 tag = event.tag
                 if tag is None or tag == "!":
-                    tag = loader.resolve(kind, None, event.implicit)
+                    resolved = loader.resolve(kind, None, event.implicit)
+                    tag = resolved
                 node = kind(tag, [], event.start_mark, None, flow_style=event.flow_style)
             if anchor is not None:
                 anchors[anchor] = node
@@ -427,7 +436,8 @@ class YamlText:
     def __init__(self, text: str) -> None:
         self.text = text
         self._ends: dict[int, int] = {}
-        self._items: dict[int, list] = {}  # id(collection) -> its located children
+        # id(collection) -> its located children: seq_items' pairs or map_items' quadruples
+        self._items: dict[int, list[Any]] = {}
 
     # -- single nodes ---------------------------------------------------------------------------
     def start(self, node: Node) -> int:
@@ -477,6 +487,7 @@ class YamlText:
             return end
         if isinstance(node, SequenceNode):
             return self.seq_items(node)[-1][1].end
+        assert isinstance(node, MappingNode)  # the only other node with a value of its own
         last = self.map_items(node)[-1]
         return max(last[1].end, last[3].end)
 

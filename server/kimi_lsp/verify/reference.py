@@ -216,5 +216,5 @@ class TorchNumerics:
         return compare(actual, expected, tol)
 
     def kv_bytes(self, case: DecodeCase, rank: int) -> int:
-        item = case.global_kv.element_size()
+        item: int = case.global_kv.element_size()  # torch is untyped here (not installed where mypy runs)
         return sum(case.ranks[rank].local_lens) * case.shapes.dims.head_dim_qk * item

@@ -131,7 +131,9 @@ def _int(settings: Mapping[str, object], key: str) -> int | None:
     if isinstance(value, bool):
         raise ShapeError(f"{key.replace('_', '-')}: expected an integer, got {value!r}")
     try:
-        return int(value)  # type: ignore[call-overload]
+        # any YAML value: int() itself refuses what is not a number (as sglang's argparse type=int)
+        number: int = int(value)  # type: ignore[call-overload]
+        return number
     except (TypeError, ValueError):
         raise ShapeError(f"{key.replace('_', '-')}: expected an integer, got {value!r}") from None
 
@@ -180,13 +182,14 @@ def derive_shapes(
             notes.append(f"sglang coerces page_size {page} to 64 for cutedsl_mla")
             page = 64
 
-    raw_dtype = overrides.kv_cache_dtype
+    raw_dtype: object = overrides.kv_cache_dtype
     if raw_dtype is None:
-        raw_dtype = launch.get("kv_cache_dtype")  # type: ignore[assignment]
+        raw_dtype = launch.get("kv_cache_dtype")
         if _uses_tokenspeed_alias(launch):
             notes.append("the tokenspeed_mla alias forces kv_cache_dtype=fp8_e4m3")
             raw_dtype = "fp8_e4m3"
-    if raw_dtype not in _KV_DTYPE_OF:
+    # a YAML list or mapping is not a dtype either (and cannot be looked up: unhashable)
+    if not (raw_dtype is None or isinstance(raw_dtype, str)) or raw_dtype not in _KV_DTYPE_OF:
         raise ShapeError(
             f"kv-cache-dtype {raw_dtype!r}: cutedsl_mla supports only fp8_e4m3, bf16, bfloat16 or auto"
         )
