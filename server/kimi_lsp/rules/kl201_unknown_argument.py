@@ -11,6 +11,7 @@ from kimi_lsp.rules._base import FixAvailability, LaunchContext, Violation, rule
 from kimi_lsp.rules._fixes import replace_token_value
 from kimi_lsp.rules._vet import leaves_new_error
 from kimi_lsp.surfaces.model import Entry, Token
+from kimi_lsp.text import Span
 
 
 @rule(code="KL201", name="unknown-argument", severity=Severity.ERROR, fix=FixAvailability.SOMETIMES)
@@ -72,6 +73,10 @@ def _cli_word(ctx: LaunchContext, prob: ArgProblem) -> Iterator[Violation]:
         if prob.kind is ArgProblemKind.AMBIGUOUS
         else f"Unknown sglang argument `{head}`"
     )
+    odd = _odd_blanks(word)
+    if odd and prob.kind is ArgProblemKind.UNKNOWN:
+        yield _joined_by_odd_blank(ctx, prob, odd, where)
+        return
     gone = retired(head)
     if gone is not None:
         yield _retired(ctx, prob, gone, what, where)
@@ -88,6 +93,26 @@ def _cli_word(ctx: LaunchContext, prob: ArgProblem) -> Iterator[Violation]:
         fixes = (_hint(ctx, fix, f"Did you mean `{guess}`?"),)
     hint = f" (did you mean `{guess}`?)" if guess else ""
     yield Violation(where, f"{what}{hint}", fixes=fixes)
+
+
+def _odd_blanks(word: str) -> list[int]:
+    """Where ``word`` holds a blank the shell does not split at (a no-break space pasted from a
+    web page, a thin space): to a reader two words, to the shell one."""
+    return [i for i, c in enumerate(word) if c.isspace() and c not in " \t\n\r"]
+
+
+def _joined_by_odd_blank(ctx: LaunchContext, prob: ArgProblem, odd: list[int], where: Location) -> Violation:
+    word = prob.token.value
+    first = word[: odd[0]]
+    name = f"U+{ord(word[odd[0]]):04X}"
+    what = (f"Unknown sglang argument `{word}`: a non-ASCII blank ({name}) after `{first}` joins it and what "
+            "follows into one word (the shell splits words at ASCII spaces and tabs only)")
+    fixes: tuple[Fix, ...] = ()
+    tok = prob.token
+    if tok.exact and tok.span.end - tok.span.start == len(word):
+        edits = tuple(Edit(where.path, Span(tok.span.start + i, tok.span.start + i + 1), " ") for i in odd)
+        fixes = (Fix(f"Replace the {name} with a space", edits, Applicability.SAFE),)
+    return Violation(where, what, fixes=fixes)
 
 
 def _config_key(ctx: LaunchContext, prob: ArgProblem) -> Iterator[Violation]:
