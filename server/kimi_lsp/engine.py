@@ -27,7 +27,7 @@ from kimi_lsp.rules._vet import unvetted, vet_safe_fixes
 from kimi_lsp.surfaces import read_surface
 from kimi_lsp.surfaces.model import ConfigFile, Entry, LaunchCommand, Surface, SurfaceResult
 from kimi_lsp.text import Span
-from kimi_lsp.walk import LAUNCH_SUFFIXES, looks_like_launch_candidate  # re-exported: the file-name question lives below the engine
+from kimi_lsp.walk import DOC_SUFFIXES, LAUNCH_SUFFIXES, looks_like_launch_candidate  # re-exported: the file-name question lives below the engine
 from kimi_lsp.workspace import ReadFailure, SourceText, Workspace, touched
 
 if TYPE_CHECKING:
@@ -278,6 +278,8 @@ class Engine:
                                              candidates, release.hinted, _beyond_data(release))
         if cmd.doubt is not None:
             out = [_as_doubtful(d, cmd.doubt) for d in out]
+        elif is_documentation(cmd.path):
+            out = [_documented(d, cmd.path, release) for d in out]
         if discovered_box:
             gov = discovered_box[0]
             for s in gov.own:
@@ -515,6 +517,25 @@ def _own_kind(cmd: LaunchCommand) -> str | None:
     if cmd.own_pins or cmd.surface in (Surface.DOCKERFILE, Surface.SHELL, Surface.MARKDOWN):
         return {Surface.DOCKERFILE: "dockerfile", Surface.SHELL: "shell", Surface.MARKDOWN: "markdown"}.get(cmd.surface)
     return None
+
+
+def is_documentation(path: Path) -> bool:
+    return path.suffix.lower() in DOC_SUFFIXES
+
+
+_DOC_DOUBT = "an example in documentation, checked against {where}: whoever follows it may install other versions"
+
+
+def _documented(d: Diagnostic, doc: Path, release: ReleaseResolution) -> Diagnostic:
+    """A launch in documentation is an example: what it rests on inside the document (its own
+    ``pip install`` lines, its image) is the example's own, but the project's pins are only a
+    guess at what its reader installs. A claim resting on them is at most a warning."""
+    elsewhere = [r.location.path for r in d.related if r.location.path != doc]
+    if _release_dependent(d.code) and release.location is not None and release.location.path != doc:
+        elsewhere.insert(0, release.location.path)
+    if not elsewhere:
+        return d
+    return _as_doubtful(d, _DOC_DOUBT.format(where=f"the project's pins ({elsewhere[0].name})"))
 
 
 def _as_doubtful(d: Diagnostic, doubt: str) -> Diagnostic:

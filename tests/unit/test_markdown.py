@@ -64,3 +64,25 @@ def test_rst_code_block_directives() -> None:
         "A literal block::\n\n   not read\n"
     )
     assert _langs(text, rst=True) == [("bash", "   pip install x\n\n   run y")]
+
+
+def test_a_documented_launch_is_an_error_only_on_its_own_evidence(tmp_path, monkeypatch, capsys) -> None:
+    # The project's pins are a guess at what a reader of the docs installs: a claim resting on
+    # them is a warning that says so; what the document installs itself is the example's own.
+    import json
+
+    from kimi_lsp.cli.main import main
+
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "requirements.txt").write_text("sglang==0.5.23\nflashinfer-python==0.6.16.post4\n")
+    k3 = "python -m sglang.launch_server --model-path moonshotai/Kimi-K3 --dcp-size 8 --decode-attention-backend cutedsl_mla"
+    (tmp_path / "guide.md").write_text(f"```bash\n{k3}\n```\n")
+    (tmp_path / "pinned.md").write_text(f"```bash\npip install flashinfer-python==0.6.16.post4\n{k3}\n```\n")
+    monkeypatch.chdir(tmp_path)
+    capsys.readouterr()
+    main(["--check", "--no-cache", "--format", "json", "guide.md", "pinned.md"])
+    got = {(d["path"], d["code"]): d for d in json.loads(capsys.readouterr().out)["diagnostics"]}
+    guide, pinned = got[("guide.md", "KL101")], got[("pinned.md", "KL101")]
+    assert guide["severity"] == "warning" and "an example in documentation, checked against the project's pins" in guide["message"]
+    assert all(f["applicability"] != "safe" for f in guide["fixes"])
+    assert pinned["severity"] == "error" and pinned["fixes"][0]["applicability"] == "safe"
