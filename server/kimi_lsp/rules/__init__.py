@@ -54,6 +54,7 @@ from kimi_lsp.rules import (
     kl328_flashinfer_companion_mismatch,
     kl329_sglang_pin_drift,
     kl330_invalid_log_level,
+    kl331_grpc_serving_conflict,
 )
 from kimi_lsp.rules._base import FixAvailability, Rule
 
@@ -193,6 +194,7 @@ LAUNCH_RULES: tuple[Rule, ...] = (
     kl328_flashinfer_companion_mismatch.check,
     kl329_sglang_pin_drift.check,
     kl330_invalid_log_level.check,
+    kl331_grpc_serving_conflict.check,
 )
 
 ALL_RULES: tuple[Rule, ...] = tuple(sorted(ENGINE_RULES + LAUNCH_RULES, key=lambda r: r.code))
