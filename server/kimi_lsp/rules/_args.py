@@ -1,8 +1,9 @@
 """Shared helpers for the argument-schema (KL2xx) and cross-argument (KL3xx) rules.
 
 They read a ``ResolvedLaunch`` the way sglang's resolution does: the last occurrence of a flag
-wins, an unset flag has its schema default, store-true flags are booleans, and the deprecated
-value renames (``tokenspeed_mla -> cutedsl_mla``) happen before any check looks at a backend.
+wins, an unset flag has its schema default, store-true flags are booleans, and the release's
+deprecated value renames (its schema's ``deprecated_values``: ``tokenspeed_mla -> cutedsl_mla``
+from 0.5.23) happen before any check looks at a backend.
 Nothing here reads files; positions come from the located tokens.
 """
 from __future__ import annotations
@@ -20,8 +21,6 @@ from kimi_lsp.text import Span
 
 # argparse stops at these; whatever follows them was never parsed
 FATAL_KINDS = frozenset({ArgProblemKind.AMBIGUOUS, ArgProblemKind.MISSING_VALUE, ArgProblemKind.EXPLICIT_VALUE})
-# sglang's deprecated value renames, applied before every backend check (serving_hook.py)
-BACKEND_RENAMES = {"tokenspeed_mla": "cutedsl_mla", "compressed": "dsv4"}
 _TRUE = frozenset({"1", "true", "yes", "on", "y", "t"})
 # entry points that run sglang's --config merger
 MERGING_ENTRIES = (Entry.LAUNCH_SERVER, Entry.SERVE)
@@ -143,12 +142,23 @@ def is_negative_option(use: ArgUse) -> bool:
     )
 
 
+def release_at_least(launch: ResolvedLaunch, version: str) -> bool:
+    """Whether the release the launch is checked against is ``version`` or newer (a check that
+    sglang added in ``version`` says nothing about the releases before it)."""
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        return Version(launch.schema.version) >= Version(version)
+    except InvalidVersion:
+        return True
+
+
 def backend(launch: ResolvedLaunch, dest: str) -> tuple[str | None, ArgUse | None]:
     """An attention backend flag after sglang's deprecated renames; "" counts as unset."""
     use = launch.last(dest)
     if use is None or not use.value:
         return None, None
-    return BACKEND_RENAMES.get(use.value, use.value), use
+    return launch.schema.deprecated_values.get(dest, {}).get(use.value, use.value), use
 
 
 def attention_backends(launch: ResolvedLaunch) -> tuple[tuple[str | None, ArgUse | None], tuple[str | None, ArgUse | None]]:

@@ -1,6 +1,7 @@
 """Shared facts for the Kimi-K3 rules: is this launch Kimi-K3 with DCP, and which decode backend.
 
-Mirrors sglang 0.5.23 (``arg_groups/model_overrides/kimi_k3.py``, ``model_override_base.py``):
+Mirrors sglang's ``arg_groups/model_overrides/kimi_k3.py`` and ``model_override_base.py`` of each
+release from 0.5.19 (``k3_dcp_backends``; 0.5.23 described here):
 the override is registered for ``KimiK3ForConditionalGeneration`` only (``architectures[0]`` of
 the HF config); it runs when ``dcp_size > 1``; the decode backend is
 ``--decode-attention-backend`` else ``--attention-backend`` (truthiness: "" is unset), after the
@@ -21,11 +22,43 @@ from kimi_lsp.rules._base import LaunchContext
 from kimi_lsp.text import Span
 from kimi_lsp.workspace import touched
 
+# sglang's Kimi-K3 DCP override by release, read in the released wheels
+# (``arg_groups/model_overrides/kimi_k3.py``; the renames in ``serving_hook.py`` are in each
+# release's schema as ``deprecated_values``): no override before 0.5.19; 0.5.19 accepts the
+# cutedsl_mla and tokenspeed_mla decode backends (tokenspeed_mla its own kernel, with no
+# flashinfer requirement); 0.5.20-0.5.22 add aiter; from 0.5.23 tokenspeed_mla is a deprecated
+# alias of cutedsl_mla, renamed before the override runs.
+_K3_OVERRIDE: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("0.5.19", ("cutedsl_mla", "tokenspeed_mla")),
+    ("0.5.20", ("cutedsl_mla", "tokenspeed_mla", "aiter")),
+    ("0.5.23", ("cutedsl_mla", "aiter")),
+)
+
+
+def k3_dcp_backends(version: str) -> tuple[str, ...] | None:
+    """The decode backends sglang ``version``'s Kimi-K3 DCP override accepts; None when that
+    release has no such override (then no Kimi-K3 DCP check runs at all)."""
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        v = Version(version)
+    except InvalidVersion:
+        return _K3_OVERRIDE[-1][1]
+    allowed: tuple[str, ...] | None = None
+    for since, backends in _K3_OVERRIDE:
+        if v >= Version(since):
+            allowed = backends
+    return allowed
+
+
+def backends_text(allowed: tuple[str, ...]) -> str:
+    quoted = [f"'{b}'" for b in allowed]
+    return quoted[0] if len(quoted) == 1 else f"{', '.join(quoted[:-1])} or {quoted[-1]}"
+
+
 K3_ARCH = "KimiK3ForConditionalGeneration"
 K3_TEXT_ARCH = "KimiK3LinearForCausalLM"
 _K3_NAME = re.compile(r"kimi[-_ ]?k3", re.IGNORECASE)
-# sglang's deprecated value renames (serving_hook.py), applied before the Kimi hook runs
-_RENAMES = {"tokenspeed_mla": "cutedsl_mla", "compressed": "dsv4"}
 # Platform defaults that set --attention-backend before the model override (platform_hook.py)
 _DEVICE_DEFAULT_BACKEND = {"cpu": "intel_amx or torch_native", "hpu": "torch_native", "npu": "ascend"}
 
@@ -59,6 +92,7 @@ class K3Dcp:
     dcp_size: int
     dcp_use: ArgUse
     decode: DecodeBackend
+    allowed: tuple[str, ...] = ("cutedsl_mla", "aiter")  # the decode backends the release accepts
 
     def anchor(self, launch: ResolvedLaunch) -> Location:
         """Where KL101/KL102/KL103 sit: the flag selecting the decode backend, else the DCP size."""
@@ -94,19 +128,22 @@ def decode_backend(launch: ResolvedLaunch) -> DecodeBackend:
         return _from_device(launch, "ascend", device, overridden)
     decode = explicit.get("decode_attention_backend")
     if decode is not None and decode[1]:
-        return _explicit(*decode)
+        return _explicit(launch, *decode)
     attention = explicit.get("attention_backend")
     if device == "hpu":
         return _from_device(launch, _DEVICE_DEFAULT_BACKEND[device], device, attention)
     if device == "cpu" and attention is None:
         return _from_device(launch, _DEVICE_DEFAULT_BACKEND[device], device, None)
     if attention is not None and attention[1]:
-        return _explicit(*attention)
+        return _explicit(launch, *attention)
     return DecodeBackend(None, None, None)
 
 
-def _explicit(use: ArgUse, written: str) -> DecodeBackend:
-    return DecodeBackend(_RENAMES.get(written, written), use, written)
+def _explicit(launch: ResolvedLaunch, use: ArgUse, written: str) -> DecodeBackend:
+    # sglang's deprecated value renames (tokenspeed_mla -> cutedsl_mla from 0.5.23, compressed ->
+    # dsv4) run before the Kimi hook: the release's schema says which it has
+    renames = launch.schema.deprecated_values.get(use.flag.dest, {})
+    return DecodeBackend(renames.get(written, written), use, written)
 
 
 def _from_device(launch: ResolvedLaunch, name: str, device: str, overridden: tuple[ArgUse, str] | None) -> DecodeBackend:
@@ -128,7 +165,10 @@ def k3_dcp(ctx: LaunchContext) -> K3Dcp | None:
         model = model_facts(ctx)
         if not model.is_k3:
             return None
-        return K3Dcp(model, dcp, dcp_use, decode_backend(launch))
+        allowed = k3_dcp_backends(launch.schema.version)
+        if allowed is None:
+            return None  # a release without the Kimi-K3 DCP override
+        return K3Dcp(model, dcp, dcp_use, decode_backend(launch), allowed)
 
     return ctx.memo("k3_dcp", compute)
 

@@ -45,11 +45,11 @@ def check(ctx: LaunchContext) -> Iterator[Violation]:
     Switching the backend to `cutedsl_mla` changes which kernels serve the model: unsafe.
     """
     k3 = _kimi.k3_dcp(ctx)
-    if k3 is None or k3.decode.name in (None, "cutedsl_mla"):
+    if k3 is None or k3.decode.name is None or k3.decode.name in k3.allowed and k3.decode.name != "aiter":
         return
     d = k3.decode
     anchor = k3.anchor(ctx.launch)
-    if d.name == "aiter":
+    if d.name == "aiter" and "aiter" in k3.allowed:
         yield from _aiter_on_cuda(ctx, k3, anchor)
         return
     if d.from_device and d.overridden is not None:
@@ -67,7 +67,7 @@ def check(ctx: LaunchContext) -> Iterator[Violation]:
             fixes.append(f)
     yield Violation(
         anchor,
-        f"Decode attention backend for Kimi-K3 DCP must be 'cutedsl_mla' or 'aiter', got '{d.name}' ({how})",
+        f"Decode attention backend for Kimi-K3 DCP must be {_kimi.backends_text(k3.allowed)}, got '{d.name}' ({how})",
         fixes=tuple(fixes),
         related=_kimi.launched_from(ctx.launch, anchor),
     )

@@ -12,7 +12,8 @@ def check(ctx: LaunchContext) -> Iterator[Violation]:
     """Decode context parallelism combined with prefill context parallelism.
 
     ## What it does
-    Reports `--enable-prefill-cp` on a launch with `--dcp-size` greater than 1.
+    Reports `--enable-prefill-cp` on a launch with `--dcp-size` greater than 1 (sglang 0.5.22 and
+    later; earlier releases accept the pair).
 
     ## Why is this bad?
     sglang refuses the combination while resolving the arguments:
@@ -29,8 +30,8 @@ def check(ctx: LaunchContext) -> Iterator[Violation]:
     ```
     """
     launch = ctx.launch
-    if _args.fatal_parse(launch):
-        return
+    if _args.fatal_parse(launch) or not _args.release_at_least(launch, "0.5.22"):
+        return  # sglang's parallel_hook refuses the pair from 0.5.22 (read in the wheels)
     n, dcp_use = _args.dcp(launch)
     cp = _args.flag_on(launch, "enable_prefill_cp")
     if n <= 1 or cp is None:

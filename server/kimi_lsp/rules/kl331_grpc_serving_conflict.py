@@ -74,9 +74,9 @@ def check(ctx: LaunchContext) -> Iterator[Violation]:
         return
     use = launch.last("grpc_port")
     anchor = _args.use_location(launch, use) if use is not None else _args.launch_anchor(launch)
-    value = _args.parse_int(port)
-    if value is not None and not 1 <= value <= 65535:
-        yield Violation(anchor, f"--grpc-port / SGLANG_GRPC_PORT ({value}) must be between 1 and 65535")
+    number = _args.parse_int(port)
+    if number is not None and not 1 <= number <= 65535:
+        yield Violation(anchor, f"--grpc-port / SGLANG_GRPC_PORT ({number}) must be between 1 and 65535")
         return
     for dest, message in _NATIVE_GRPC_CONFLICTS:
         on = _args.flag_on(launch, dest)
