@@ -97,6 +97,7 @@ class Session:
         self.report_cache: dict[Path, tuple[tuple[str, int], tuple[FileResult | None, ...], list[T.Diagnostic], str]] = {}
         self._indexer: Iterator[None] | None = None  # the walk in progress, advanced in slices
         self.capped = 0  # launch-file candidates left out of the index (MAX_INDEXED_FILES)
+        self._disk_uris: dict[Path, str] = {}
         self.lint_count = 0  # lints run so far (the log says how many a workspace pass re-ran)
 
     # -- engine -------------------------------------------------------------------------------
@@ -171,6 +172,7 @@ class Session:
         self.changed_at.pop(path, None)
         self.disk_paths.pop(path, None)
         self.report_cache.pop(path, None)
+        self._disk_uris.pop(path, None)
 
     def _indexed_set(self) -> set[Path]:
         files = self.files or []
@@ -192,7 +194,11 @@ class Session:
         return src.lines if isinstance(src, SourceText) else None
 
     def uri_of(self, path: Path) -> str:
-        return self.uris.get(path) or from_fs_path(str(path)) or path.as_uri()
+        # from_fs_path costs ~30 us: a workspace pass asks for thousands, every poll
+        uri = self.uris.get(path) or self._disk_uris.get(path)
+        if uri is None:
+            uri = self._disk_uris[path] = from_fs_path(str(path)) or path.as_uri()
+        return uri
 
     # -- linting ------------------------------------------------------------------------------
     def lint(self, path: Path) -> FileResult:
