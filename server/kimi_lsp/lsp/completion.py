@@ -61,19 +61,30 @@ def _toml_table(lines: LineIndex, line: int) -> str | None:
 
 
 def _yaml_config_like(session: Session, path: Path, text: str) -> bool:
-    """An sglang config YAML: read as one, named by a launch's ``--config``, or most of its
-    top-level keys name sglang options. "Most", not "all": a
-    config being written has a typo or an ambiguous prefix somewhere, and still completes; a
-    Kubernetes, compose or CI file (``apiVersion``, ``services``, ``jobs``) does not qualify."""
+    """An sglang config YAML: read as one, named by a launch's ``--config``, or more than half
+    of its top-level keys look like sglang options. "More than half", not "all": a config being
+    written has a typo or an ambiguous prefix somewhere, and still completes; a Kubernetes,
+    compose or CI file (``apiVersion``, ``services``, ``jobs``) does not qualify."""
     if path in session.engine.referenced_configs:
         return True
     _, surface = session.engine.read_launches(path)
     if surface is not None and any(c.entry is Entry.CONFIG_FILE for c in surface.launches):
         return True
-    schema = load_schema(None)
     keys = _TOP_KEY.findall(text)  # the word being typed has no colon yet: it is not among them
-    known = sum(1 for k in keys if schema.config_key(k) is not None or isinstance(schema.match("--" + _norm(k)), Flag))
-    return 2 * known >= len(keys)
+    if not keys:
+        return True  # a new file
+    sglang_ish = {k: _sglang_ish(k) for k in set(keys)}  # a manifest repeats a few keys many times
+    return 2 * sum(1 for k in keys if sglang_ish[k]) > len(keys)
+
+
+def _sglang_ish(key: str) -> bool:
+    """An option's name, a prefix of one or more (argparse's rules), or a near miss (a typo)."""
+    import difflib
+
+    schema = load_schema(None)
+    if schema.config_key(key) is not None or schema.match("--" + _norm(key)) is not None:
+        return True
+    return bool(difflib.get_close_matches("--" + _norm(key), schema.long_options(), n=1, cutoff=0.8))
 
 
 def _norm(word: str) -> str:
