@@ -53,8 +53,10 @@ def make_client() -> LanguageClient:
     from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, default_converter, register_lsp_features
 
     client = LanguageClient(converter_factory=default_converter)
-    features = {m: f for m, f in DEFAULT_CLIENT_FEATURES.items() if m != T.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS}
+    own = (T.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS, T.PROGRESS)
+    features = {m: f for m, f in DEFAULT_CLIENT_FEATURES.items() if m not in own}
     register_lsp_features(client, features)
+    client.partials = {}  # type: ignore[attr-defined]  # partial-result token -> values, in order
     client.applied = []  # type: ignore[attr-defined]
     client.registrations = []  # type: ignore[attr-defined]
     client.published = []  # type: ignore[attr-defined]  # every publishDiagnostics, in order
@@ -63,6 +65,14 @@ def make_client() -> LanguageClient:
     def _publish(ls: LanguageClient, params: T.PublishDiagnosticsParams) -> None:
         ls.published.append(params)  # type: ignore[attr-defined]
         ls.diagnostics[params.uri] = params.diagnostics
+
+    @client.feature(T.PROGRESS)
+    def _progress(ls: LanguageClient, params: T.ProgressParams) -> None:
+        # pytest-lsp's handler knows work-done progress only; a partial result has no "kind"
+        if isinstance(params.value, dict) and "kind" not in params.value:
+            ls.partials.setdefault(params.token, []).append(params.value)  # type: ignore[attr-defined]
+        else:
+            DEFAULT_CLIENT_FEATURES[T.PROGRESS](ls, params)
 
     @client.feature(T.WORKSPACE_APPLY_EDIT)
     def _apply(ls: LanguageClient, params: T.ApplyWorkspaceEditParams) -> T.ApplyWorkspaceEditResult:
@@ -101,9 +111,11 @@ def utf8_capabilities() -> T.ClientCapabilities:
 
 @contextlib.asynccontextmanager
 async def lsp(
-    root: Path, capabilities: T.ClientCapabilities, settings: dict | None = None
+    root: Path, capabilities: T.ClientCapabilities, settings: dict | None = None, env: dict[str, str] | None = None
 ) -> AsyncIterator[LanguageClient]:
-    config = ClientServerConfig(server_command=SERVER_CMD, client_factory=make_client, server_env=server_env())
+    config = ClientServerConfig(
+        server_command=SERVER_CMD, client_factory=make_client, server_env={**server_env(), **(env or {})}
+    )
     client = await config.start()
     client.set_configuration({"kimi-lsp": settings or {}})
     try:

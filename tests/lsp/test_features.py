@@ -83,8 +83,8 @@ async def test_completion_of_keys_flags_and_values(tmp_path: Path) -> None:
         item = by_label["dcp-size"]
         assert item.text_edit.new_text == "dcp-size: "
         assert item.text_edit.range.start == T.Position(line=1, character=0)
-        assert "--disable-cuda-graph" not in by_label and "disable-cuda-graph" in by_label
-        assert T.CompletionItemTag.Deprecated in (by_label["disable-cuda-graph"].tags or ())
+        assert all(i.label.startswith("dcp-si") for i in result.items)  # filtered by what is typed
+        assert result.is_incomplete is False
         doc = (await client.completion_item_resolve_async(item)).documentation
         assert "decode context parallelism" in doc.value
 
@@ -92,9 +92,14 @@ async def test_completion_of_keys_flags_and_values(tmp_path: Path) -> None:
             T.CompletionParams(text_document=T.TextDocumentIdentifier(uri=u), position=T.Position(line=2, character=29))
         )
         values = {i.label: i for i in result.items}
-        assert "cutedsl_mla" in values
-        assert T.CompletionItemTag.Deprecated in (values["tokenspeed_mla"].tags or ())
+        assert set(values) == {"cutedsl_mla"}
         assert values["cutedsl_mla"].text_edit.range.start == T.Position(line=2, character=26)
+        result = await client.text_document_completion_async(
+            T.CompletionParams(text_document=T.TextDocumentIdentifier(uri=u), position=T.Position(line=2, character=26))
+        )
+        values = {i.label: i for i in result.items}
+        assert "cutedsl_mla" in values and "flashinfer" in values  # nothing typed yet: every choice
+        assert T.CompletionItemTag.Deprecated in (values["tokenspeed_mla"].tags or ())
 
         su = open_doc(client, root / "serve.sh", "shellscript")
         result = await client.text_document_completion_async(
@@ -104,6 +109,47 @@ async def test_completion_of_keys_flags_and_values(tmp_path: Path) -> None:
         )
         labels = {i.label for i in result.items}
         assert "--tp-size" in labels and "tp-size" not in labels
+        assert all("tp" in label for label in labels) and len(labels) < 20
+
+
+async def test_completion_on_a_half_written_config(tmp_path: Path) -> None:
+    """A typo in another key, an ambiguous prefix and a YAML syntax error below the cursor do not
+    stop completion; deprecated spellings keep their tag; an empty prefix gets a cut list that
+    the client is told to ask for again."""
+    text = (
+        "model-path: moonshotai/Kimi-K3\n"
+        "tp-sise: 8\n"  # a typo
+        "dis: true\n"  # an ambiguous prefix
+        "disable-cu\n"  # the cursor: line 3
+        "decode-attention-backend: [cutedsl_mla\n"  # a flow sequence never closed
+        "\n"
+    )
+    root = make_project(tmp_path, {"k3.yaml": text})
+    async with lsp(root, push_capabilities()) as client:
+        u = open_doc(client, root / "k3.yaml")
+        at = lambda line, col: T.CompletionParams(  # noqa: E731
+            text_document=T.TextDocumentIdentifier(uri=u), position=T.Position(line=line, character=col)
+        )
+        result = await client.text_document_completion_async(at(3, 10))
+        assert result is not None and result.is_incomplete is False
+        by_label = {i.label: i for i in result.items}
+        assert "disable-cuda-graph" in by_label and all(lb.startswith("disable-cu") for lb in by_label)
+        assert T.CompletionItemTag.Deprecated in (by_label["disable-cuda-graph"].tags or ())
+        assert by_label["disable-cuda-graph"].text_edit.new_text == "disable-cuda-graph: "
+
+        result = await client.text_document_completion_async(at(5, 0))  # an empty line
+        assert result is not None and result.is_incomplete is True and 0 < len(result.items) <= 100
+
+        client.text_document_did_change(
+            T.DidChangeTextDocumentParams(
+                text_document=T.VersionedTextDocumentIdentifier(uri=u, version=2),
+                content_changes=[T.TextDocumentContentChangeWholeDocument(text=text.replace("disable-cu\n", "backend\n"))],
+            )
+        )
+        result = await client.text_document_completion_async(at(3, 7))
+        labels = {i.label for i in result.items}
+        assert {"attention-backend", "decode-attention-backend"} <= labels  # a part of the name
+        assert all("backend" in lb for lb in labels)
 
 
 async def test_configuration_select_and_ignore(project: Path) -> None:

@@ -100,3 +100,15 @@ def test_no_flag_completion_in_unrelated_files(tmp_path: Path) -> None:
     uri = (session.root / "ci.yaml").as_uri()
     assert completion.complete(session, snaps, uri, T.Position(line=0, character=2), shape) is None
     assert completion.complete(session, snaps, uri, T.Position(line=2, character=13), shape) is None
+
+
+def test_completion_in_a_small_config_with_a_typo_and_an_ambiguous_key(tmp_path: Path) -> None:
+    text = "model-path: x\ntp-sise: 8\ndis: true\n\ndcp\n"
+    session, snaps = _session(tmp_path, {"c.yaml": text})
+    uri = (session.root / "c.yaml").as_uri()
+    shape = completion.ClientShape(lazy_docs=True)
+    typed = completion.complete(session, snaps, uri, T.Position(line=4, character=3), shape)
+    assert typed is not None and not typed.is_incomplete
+    assert {i.label for i in typed.items} >= {"dcp-size"} and all("dcp" in i.label for i in typed.items)
+    empty = completion.complete(session, snaps, uri, T.Position(line=3, character=0), shape)
+    assert empty is not None and empty.is_incomplete and len(empty.items) == completion.MAX_ITEMS

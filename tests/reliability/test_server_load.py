@@ -38,8 +38,8 @@ K3 = "model-path: moonshotai/Kimi-K3\ntp-size: 8\ndcp-size: 8\ndecode-attention-
 class Client:
     """A minimal LSP client: Content-Length framing, a reader thread, requests by id."""
 
-    def __init__(self, root: Path) -> None:
-        env = dict(os.environ, PYTHONPATH=str(SERVER))
+    def __init__(self, root: Path, env_extra: dict[str, str] | None = None) -> None:
+        env = dict(os.environ, PYTHONPATH=str(SERVER), **(env_extra or {}))
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "kimi_lsp", "serve"], cwd=root, env=env,
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -136,11 +136,11 @@ class Client:
                     return msg["params"]
 
     # -- session ------------------------------------------------------------------------------
-    def initialize(self) -> dict:
+    def initialize(self, capabilities: dict | None = None) -> dict:
         res = self.call("initialize", {
             "processId": os.getpid(), "rootUri": self.root.as_uri(),
             "workspaceFolders": [{"uri": self.root.as_uri(), "name": "ws"}],
-            "capabilities": {"textDocument": {"publishDiagnostics": {"versionSupport": True}}},
+            "capabilities": capabilities or {"textDocument": {"publishDiagnostics": {"versionSupport": True}}},
         }, timeout=60)
         assert "result" in res, res
         self.notify("initialized", {})
@@ -245,6 +245,51 @@ INVALID_PARAMS = [
     ("textDocument/completion", None),
     ("textDocument/codeAction", {"textDocument": {"uri": "file:///nope.yaml"}, "range": 7, "context": {}}),
 ]
+
+
+PULL = {"textDocument": {"diagnostic": {}}, "workspace": {"diagnostics": {"refreshSupport": True}}}
+
+
+def _progress(c: Client, token: str, timeout: float) -> dict | None:
+    deadline = time.monotonic() + timeout
+    while (left := deadline - time.monotonic()) > 0:
+        try:
+            msg = c.notifications.get(timeout=left)
+        except queue.Empty:
+            return None
+        if msg.get("method") == "$/progress" and msg["params"]["token"] == token:
+            return msg["params"]
+    return None
+
+
+def test_cancel_stops_a_workspace_pass(tmp_path: Path) -> None:
+    root = make_repo(tmp_path / "ws")
+    (root / "requirements.txt").write_text("flashinfer-python==0.6.16.post4\n", "utf-8")
+    for i in range(800):
+        (root / f"s{i:04d}.sh").write_text(
+            f"python -m sglang.launch_server --model-path moonshotai/Kimi-K3 --dcp-size 8 --tp-size {1 + i % 8}\n"
+        )
+    c = Client(root, {"KIMI_LSP_LOG": "INFO"})
+    try:
+        c.initialize(PULL)
+        rid = c.request("workspace/diagnostic", {"previousResultIds": [], "partialResultToken": "w"})
+        assert _progress(c, "w", 60) is not None
+        c.notify("$/cancelRequest", {"id": rid})
+        res = c.wait(rid)
+        assert res.get("error", {}).get("code") == -32800, res
+        # the pass stopped: no slice after the cancelled one, and the log says where it stopped
+        while _progress(c, "w", 0.5) is not None:
+            pass  # at most the slice that was running when the cancel arrived
+        assert _progress(c, "w", 1.0) is None
+        deadline = time.monotonic() + 10
+        while not any(b"cancelled after" in line for line in c.stderr) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        (line,) = [ln.decode() for ln in c.stderr if b"cancelled after" in ln]
+        done, total = map(int, line.split("cancelled after ")[1].split(" files")[0].split(" of "))
+        assert done < total == 800
+        assert "result" in c.call("workspace/diagnostic", {"previousResultIds": []}, timeout=120)
+    finally:
+        c.close()
 
 
 def test_invalid_params_and_unknown_methods_keep_the_server_up(client: Client) -> None:

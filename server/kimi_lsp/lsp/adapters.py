@@ -8,7 +8,7 @@ these should become.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from kimi_lsp.engine import Engine
@@ -52,17 +52,17 @@ def is_dependency_file(path: Path) -> bool:
     )
 
 
-def walk_workspace(folders: Iterable[Path], limit: int) -> list[Path]:
-    """Launch-file candidates of the workspace folders, as ``kimi-lsp --check`` walks them."""
+def iter_workspace(folders: Iterable[Path]) -> Iterator[Path]:
+    """Launch-file candidates of the workspace folders, as ``kimi-lsp --check`` walks them, one
+    at a time (the server walks in slices, between other work)."""
     from kimi_lsp.walk import walk
 
-    out: dict[Path, None] = {}
+    seen: set[Path] = set()
     for folder in folders:
         if not folder.is_dir():
             continue
         for f in walk(folder, find_repo_root(folder, folder)):
-            out[f.resolve()] = None
-            if len(out) >= limit:
-                log.warning("workspace has more than %d launch-file candidates; the rest are not indexed", limit)
-                return list(out)
-    return list(out)
+            p = f.resolve()
+            if p not in seen:
+                seen.add(p)
+                yield p

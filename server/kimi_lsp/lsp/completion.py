@@ -3,6 +3,13 @@
 YAML keys without dashes in an sglang ``--config`` YAML and in a TOML profile's ``[sglang]``
 table; ``--flags`` elsewhere (shell scripts, Dockerfiles, Kubernetes/compose/CI YAML).
 Documentation is attached in ``completionItem/resolve`` when the client supports it.
+
+Completion reads the text around the cursor, not the file's parse: a half-written file (a typo
+in another key, an ambiguous prefix, a YAML syntax error further down) still completes. Items are
+filtered by the word typed so far (on the whole name or on one of its dash-separated parts, a
+superset of what the client's own fuzzy filter keeps), so a list is small and complete
+(``isIncomplete: false``); only a list over ``MAX_ITEMS`` (an empty prefix) is cut and marked
+incomplete, so that the client asks again as the user types.
 """
 
 from __future__ import annotations
@@ -31,6 +38,7 @@ _TOML_HEADER = re.compile(r"^\s*\[\s*([^\]]+?)\s*\]")
 _FLAG_VALUE = re.compile(r"(--[A-Za-z0-9_-]+)(?:=|[\s'\",]+)(['\"]?)([^\s'\",=]*)$")
 _WORD = re.compile(r"[^\s'\"\[\],=]*$")
 _TOP_KEY = re.compile(r"^([A-Za-z0-9_-]+)\s*:", re.M)
+MAX_ITEMS = 100
 
 
 @dataclass(frozen=True)
@@ -41,6 +49,7 @@ class Ctx:
     is_key: bool = False  # keys are written without dashes
     quote: str | None = None  # TOML: the value needs quotes added
     space: str = ""  # YAML: a space to insert after a bare colon
+    prefix: str = ""  # what is typed of the word so far (the filter)
 
 
 def _toml_table(lines: LineIndex, line: int) -> str | None:
@@ -52,14 +61,44 @@ def _toml_table(lines: LineIndex, line: int) -> str | None:
 
 
 def _yaml_config_like(session: Session, path: Path, text: str) -> bool:
-    """An sglang config YAML: read as one, or every top-level ``key:`` is an sglang key (a new
-    file, or one that is mid-edit and does not parse)."""
+    """An sglang config YAML: read as one, named by a launch's ``--config``, or more than half
+    of its top-level keys look like sglang options. "More than half", not "all": a config being
+    written has a typo or an ambiguous prefix somewhere, and still completes; a Kubernetes,
+    compose or CI file (``apiVersion``, ``services``, ``jobs``) does not qualify."""
+    if path in session.engine.referenced_configs:
+        return True
     _, surface = session.engine.read_launches(path)
     if surface is not None and any(c.entry is Entry.CONFIG_FILE for c in surface.launches):
         return True
+    keys = _TOP_KEY.findall(text)  # the word being typed has no colon yet: it is not among them
+    if not keys:
+        return True  # a new file
+    sglang_ish = {k: _sglang_ish(k) for k in set(keys)}  # a manifest repeats a few keys many times
+    return 2 * sum(1 for k in keys if sglang_ish[k]) > len(keys)
+
+
+def _sglang_ish(key: str) -> bool:
+    """An option's name, a prefix of one or more (argparse's rules), or a near miss (a typo)."""
+    import difflib
+
     schema = load_schema(None)
-    keys = _TOP_KEY.findall(text)
-    return all(schema.config_key(k) is not None or isinstance(schema.match("--" + k), Flag) for k in keys)
+    if schema.config_key(key) is not None or schema.match("--" + _norm(key)) is not None:
+        return True
+    return bool(difflib.get_close_matches("--" + _norm(key), schema.long_options(), n=1, cutoff=0.8))
+
+
+def _norm(word: str) -> str:
+    return word.lstrip("-").replace("_", "-").lower()
+
+
+def matches(label: str, prefix: str) -> bool:
+    """``tp`` finds ``tp-size``; ``backend`` finds ``decode-attention-backend``; ``tp_s``
+    finds ``tp-size`` (keys written with underscores are KL205, but the intent is clear)."""
+    want = _norm(prefix)
+    if not want:
+        return True
+    name = _norm(label)
+    return name.startswith(want) or any(part.startswith(want) for part in name.split("-")[1:])
 
 
 def context(session: Session, path: Path, lines: LineIndex, text: str, offset: int) -> Ctx | None:
@@ -69,26 +108,26 @@ def context(session: Session, path: Path, lines: LineIndex, text: str, offset: i
     suffix = path.suffix.lower()
     if suffix in (".yaml", ".yml") and _yaml_config_like(session, path, text):
         if _YAML_KEY.match(before):
-            return Ctx("key", start, is_key=True)
+            return Ctx("key", start, is_key=True, prefix=before)
         m = _YAML_VALUE.match(before)
         if m:
-            return Ctx("value", offset - len(m.group(4)), m.group(1), True, space="" if m.group(2) else " ")
+            return Ctx("value", offset - len(m.group(4)), m.group(1), True, space="" if m.group(2) else " ", prefix=m.group(4))
     if suffix == ".toml" and _toml_table(lines, line) == "sglang":
         m = _TOML_KEY.match(before)
         if m:
-            return Ctx("key", offset - len(m.group(1)), is_key=True)
+            return Ctx("key", offset - len(m.group(1)), is_key=True, prefix=m.group(1))
         m = _TOML_VALUE.match(before)
         if m:
-            return Ctx("value", offset - len(m.group(3)), m.group(1), True, quote=None if m.group(2) else '"')
+            return Ctx("value", offset - len(m.group(3)), m.group(1), True, quote=None if m.group(2) else '"', prefix=m.group(3))
     if "sglang" not in text:
         return None
     m = _FLAG_VALUE.search(before)
     if m and not m.group(3).startswith("-"):
-        return Ctx("value", offset - len(m.group(3)), m.group(1))
+        return Ctx("value", offset - len(m.group(3)), m.group(1), prefix=m.group(3))
     found = _WORD.search(before)  # always matches: the pattern may match empty at the end
     word = found.group(0) if found else ""
     if word.startswith("-"):
-        return Ctx("flag", offset - len(word))
+        return Ctx("flag", offset - len(word), prefix=word)
     return None
 
 
@@ -148,6 +187,8 @@ def flag_items(schema: Schema, ctx: Ctx, rng: T.Range, shape: ClientShape, tail:
     kind = T.CompletionItemKind.Property if ctx.is_key else T.CompletionItemKind.Field
     items = []
     for label, opt, detail, deprecated in _catalog(schema, ctx.is_key):
+        if not matches(label, ctx.prefix):
+            continue
         flag = schema.exact(opt) if not shape.lazy_docs else None
         items.append(
             T.CompletionItem(
@@ -171,6 +212,8 @@ def value_items(flag: Flag, schema: Schema, ctx: Ctx, rng: T.Range, shape: Clien
         values = ["true", "false"]
     items = []
     for v in values:
+        if not matches(v, ctx.prefix):
+            continue
         deprecated = v in old
         new = f"{ctx.quote}{v}{ctx.quote}" if ctx.quote else f"{ctx.space}{v}"
         items.append(
@@ -222,7 +265,10 @@ def complete(session: Session, snaps: Snaps, uri: str, pos: T.Position, shape: C
         tail = " = " if ctx.is_key and path.suffix.lower() == ".toml" and not rest.strip() else tail
         items = flag_items(schema, ctx, rng, shape, tail)
     defaults = T.CompletionItemDefaults(edit_range=rng) if shape.edit_range else None
-    return T.CompletionList(is_incomplete=False, items=items, item_defaults=defaults)
+    incomplete = len(items) > MAX_ITEMS
+    if incomplete:  # deprecated spellings last, as the client would sort them
+        items = sorted(items, key=lambda i: i.sort_text or i.label)[:MAX_ITEMS]
+    return T.CompletionList(is_incomplete=incomplete, items=items, item_defaults=defaults)
 
 
 def resolve_item(item: T.CompletionItem) -> T.CompletionItem:

@@ -116,12 +116,19 @@ async def index_workspace(ls: KimiLanguageServer) -> None:
     session = ls.session
     if session is None:
         return
+    from kimi_lsp.lsp import workspace_diagnostics as wsd
+    from kimi_lsp.lsp.session import advance
+
     before = set(session.engine.referenced_configs)
+    steps = session.index_steps()
     try:
-        await ls.on_lint_thread(session.index)
+        # in slices: the first edits and hovers of a session must not wait for a large walk
+        while not (await ls.on_lint_thread(advance, steps, wsd.SLICE_SECONDS))[1]:
+            pass
     except Exception:
         log.exception("internal error while indexing the workspace")
         return
+    wsd.report_cap(ls)
     if session.engine.referenced_configs != before:
         ls.scheduler.request(session.engine.referenced_configs - before, everything=True)
 

@@ -1,5 +1,6 @@
 """Pull diagnostics: ``textDocument/diagnostic`` (result ids) and ``workspace/diagnostic``
-(launch files that are not open), for clients that pull (ruff's choice: pull when offered)."""
+(launch files that are not open; streamed, sliced and cancellable: see workspace.py), for clients
+that pull and can be told to pull again."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types as T
 
+from kimi_lsp.lsp import workspace_diagnostics
 from kimi_lsp.lsp.session import uri_to_path
 
 if TYPE_CHECKING:
@@ -34,18 +36,4 @@ def register(ls: KimiLanguageServer) -> None:
     async def workspace_diagnostic(ls: KimiLanguageServer, params: T.WorkspaceDiagnosticParams) -> T.WorkspaceDiagnosticReport:
         if ls.session is None:
             return T.WorkspaceDiagnosticReport(items=[])
-        previous = {p.uri: p.value for p in params.previous_result_ids or ()}
-        reports = await ls.on_lint_thread(ls.session.workspace_reports, ls.snapshots())
-        items: list[T.WorkspaceDocumentDiagnosticReport] = []
-        for r in reports:
-            if previous.get(r.uri) == r.result_id:
-                items.append(
-                    T.WorkspaceUnchangedDocumentDiagnosticReport(uri=r.uri, version=None, result_id=r.result_id)
-                )
-            else:
-                items.append(
-                    T.WorkspaceFullDocumentDiagnosticReport(
-                        uri=r.uri, version=None, items=r.items, result_id=r.result_id
-                    )
-                )
-        return T.WorkspaceDiagnosticReport(items=items)
+        return await workspace_diagnostics.diagnose(ls, params)

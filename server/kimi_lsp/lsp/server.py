@@ -143,6 +143,7 @@ class KimiLanguageServer(LanguageServer):
         self.scheduler: Any = None  # documents.Scheduler, set on initialize
         self.poller: asyncio.Future[None] | None = None  # watch.poll_disk, for clients that cannot watch
         self.published: dict[str, tuple[int | None, str]] = {}  # uri -> (version, result id) last pushed
+        self.cap_reported = False  # the index cap was told to the user (once per session)
 
     # -- client capabilities ------------------------------------------------------------------
     def cap(self, dotted: str) -> Any:

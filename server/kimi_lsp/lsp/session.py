@@ -12,6 +12,7 @@ import json
 import logging
 import stat
 import time
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,6 +37,8 @@ MAX_INDEXED_FILES = 5000
 RACY_SECONDS = 2.0
 _RACY: Sig = (-1, -1, -1, -1, -1)
 _CONVERTER = get_converter()
+STAT_BATCH = 2000  # signatures checked per unit of a workspace pass (~5 ms)
+_DONE = object()
 
 
 @dataclass(frozen=True)
@@ -89,6 +92,13 @@ class Session:
         # Checked before each lint and, for clients without file watching, polled while idle.
         self.disk_paths: dict[Path, frozenset[str]] = {}
         self.disk_sigs: dict[str, Sig] = {}
+        # each file's last report and what it was computed from: a re-poll of 5,000 unchanged
+        # files must not convert and hash 5,000 diagnostic lists again
+        self.report_cache: dict[Path, tuple[tuple[str, int], tuple[FileResult | None, ...], list[T.Diagnostic], str]] = {}
+        self._indexer: Iterator[None] | None = None  # the walk in progress, advanced in slices
+        self.capped = 0  # launch-file candidates left out of the index (MAX_INDEXED_FILES)
+        self._disk_uris: dict[Path, str] = {}
+        self.lint_count = 0  # lints run so far (the log says how many a workspace pass re-ran)
 
     # -- engine -------------------------------------------------------------------------------
     def new_engine(self, workspace: Workspace) -> adapters.SessionEngine:
@@ -113,6 +123,7 @@ class Session:
         self.all_stale_at = self.generation
         if files_changed:
             self.files = None
+            self._indexer = None  # a walk in progress may have missed what came or went
 
     def fresh(self, path: Path) -> bool:
         at, res = self.linted_at.get(path), self.results.get(path)
@@ -160,6 +171,8 @@ class Session:
         self.linted_at.pop(path, None)
         self.changed_at.pop(path, None)
         self.disk_paths.pop(path, None)
+        self.report_cache.pop(path, None)
+        self._disk_uris.pop(path, None)
 
     def _indexed_set(self) -> set[Path]:
         files = self.files or []
@@ -181,10 +194,15 @@ class Session:
         return src.lines if isinstance(src, SourceText) else None
 
     def uri_of(self, path: Path) -> str:
-        return self.uris.get(path) or from_fs_path(str(path)) or path.as_uri()
+        # from_fs_path costs ~30 us: a workspace pass asks for thousands, every poll
+        uri = self.uris.get(path) or self._disk_uris.get(path)
+        if uri is None:
+            uri = self._disk_uris[path] = from_fs_path(str(path)) or path.as_uri()
+        return uri
 
     # -- linting ------------------------------------------------------------------------------
     def lint(self, path: Path) -> FileResult:
+        self.lint_count += 1
         record_touched()
         try:
             result = self.engine.lint_file(path)
@@ -206,12 +224,17 @@ class Session:
             if p not in self.disk_sigs:  # an older signature stays: what was read may be older too
                 self.disk_sigs[p] = _trusted_signature(p)
 
-    def disk_changes(self, only: set[Path] | None = None) -> tuple[set[Path], bool]:
+    def disk_changes(
+        self, only: set[Path] | None = None, keys: list[str] | None = None
+    ) -> tuple[set[Path], bool]:
         """Paths earlier lints read or probed that changed on disk since (a ``git pull``, ``uv
         lock``, a pin bumped in another editor), and whether files came or went. Open documents
-        are the editor's, not the disk's. ``only``: the paths read by these files' lints."""
-        if only is None:
-            paths: set[str] | dict[str, Sig] = self.disk_sigs
+        are the editor's, not the disk's. ``only``: the paths read by these files' lints;
+        ``keys``: exactly these paths (a slice of a workspace pass)."""
+        if keys is not None:
+            paths: set[str] | dict[str, Sig] | list[str] = keys
+        elif only is None:
+            paths = self.disk_sigs
         else:
             paths = set().union(*(self.disk_paths.get(p, frozenset()) for p in only))
         open_docs = {str(p) for p in self.synced}
@@ -228,9 +251,9 @@ class Session:
             structural = structural or before is None or now is None or _is_dir(before) or _is_dir(now)
         return changed, structural
 
-    def refresh_from_disk(self, only: set[Path] | None = None) -> set[Path]:
+    def refresh_from_disk(self, only: set[Path] | None = None, keys: list[str] | None = None) -> set[Path]:
         """Forget what changed on disk (see ``disk_changes``); return the changed paths."""
-        changed, structural = self.disk_changes(only)
+        changed, structural = self.disk_changes(only, keys)
         if structural:
             self.touch_all(files_changed=True)
         for p in changed:
@@ -281,11 +304,22 @@ class Session:
         return merged((res.diagnostics for res in sources if res is not None), only=path)
 
     def report(self, path: Path, version: int | None) -> DocReport:
+        uri = self.uri_of(path)
+        # The report follows from the results it merges (every lint makes a new FileResult) and
+        # the text its positions are converted against. The results themselves are the key,
+        # compared by identity: an id() could be reused by a later result.
+        results = tuple(self.results.get(p) for p in (path, *sorted(self.referrers(path))))
+        stamp = (uri, self.changed_at.get(path, 0))
+        hit = self.report_cache.get(path)
+        if hit is not None and hit[0] == stamp and _same(hit[1], results):
+            return DocReport(uri, version, hit[2], hit[3])
         items = [
             convert.to_lsp_diagnostic(d, self.lines_of, self.text_of, self.uri_of, self.encoding, self.tags_supported)
             for d in self.diagnostics_for(path)
         ]
-        return DocReport(self.uri_of(path), version, items, result_id(items))
+        rid = result_id(items)
+        self.report_cache[path] = (stamp, results, items, rid)
+        return DocReport(uri, version, items, rid)
 
     def lint_paths(self, paths: set[Path], snaps: Snaps) -> list[DocReport]:
         """Sync, re-lint what ``paths`` affect, and report every open document among them."""
@@ -306,28 +340,78 @@ class Session:
         return self.report(path, snap.version if snap else None)
 
     # -- the whole workspace ------------------------------------------------------------------
+    # The walk and a workspace pass are generators that yield after each small unit of work
+    # (one file walked, indexed or linted; a batch of stat calls): the server advances them a
+    # few milliseconds per lint-thread job, so that edits, hovers and completions queued on the
+    # same single-worker pool run between two slices instead of after the whole pass.
     def index(self) -> list[Path]:
         """The workspace's launch-file candidates (walked once until files come or go), and
         which of them are ``--config`` files of other launches."""
-        if self.files is not None and self.indexed:
-            return self.files
-        self.files = adapters.walk_workspace(self.folders, MAX_INDEXED_FILES)
-        try:
-            self.engine.index_config_references(self.files)
-        except Exception:
-            log.exception("internal error while indexing --config references")
+        for _ in self.index_steps():
+            pass
+        return self.files or []
+
+    def index_steps(self) -> Iterator[None]:
+        while self.files is None or not self.indexed:
+            if self._indexer is None:
+                self._indexer = self._walk_and_index()
+            if next(self._indexer, _DONE) is _DONE:
+                self._indexer = None
+            yield None
+
+    def _walk_and_index(self) -> Iterator[None]:
+        self.indexed = False
+        files: list[Path] = []
+        over = 0
+        for f in adapters.iter_workspace(self.folders):
+            if len(files) < MAX_INDEXED_FILES:
+                files.append(f)
+            else:
+                over += 1  # counted: the server tells the user how many are left out
+            yield None
+        for f in files:
+            try:
+                self.engine.index_config_references([f])
+            except Exception:
+                log.exception("internal error while indexing --config references of %s", f)
+            yield None
+        self.capped = over
+        self.files = files
         self.indexed = True
-        return self.files
+
+    def workspace_pass(self, snaps: Snaps) -> Iterator[DocReport | None]:
+        """``workspace/diagnostic``: the reports of launch files that are not open, one at a
+        time (re-linted only when they or what they depend on changed; an unchanged file's
+        report comes from the cache). Yields None between other units of work."""
+        self.sync(snaps)
+        yield from self.index_steps()
+        keys = list(self.disk_sigs)
+        for i in range(0, len(keys), STAT_BATCH):
+            self.refresh_from_disk(keys=keys[i : i + STAT_BATCH])
+            yield None
+        if self.files is None:  # files came or went on disk: walk again
+            yield from self.index_steps()
+        for f in list(self.files or ()):
+            if f in self.synced:  # open (perhaps since the pass began): the editor's business
+                continue
+            self.lint_if_stale(f)
+            yield self.report(f, None)
 
     def workspace_reports(self, snaps: Snaps) -> list[DocReport]:
-        """``workspace/diagnostic``: launch files that are not open (re-linted only when they
-        or what they depend on changed)."""
-        self.sync(snaps)
-        self.refresh_from_disk()
-        closed = [f for f in self.index() if f not in snaps]
-        for f in closed:
-            self.lint_if_stale(f)
-        return [self.report(f, None) for f in closed]
+        """The whole pass at once (tests, scripts)."""
+        return [r for r in self.workspace_pass(snaps) if r is not None]
+
+
+def advance(steps: Iterator[DocReport | None], budget_s: float) -> tuple[list[DocReport], bool]:
+    """Run ``steps`` for about ``budget_s`` seconds; return the reports and whether it ended."""
+    deadline = time.monotonic() + budget_s
+    out: list[DocReport] = []
+    for step in steps:
+        if step is not None:
+            out.append(step)
+        if time.monotonic() >= deadline:
+            return out, False
+    return out, True
 
 
 def _trusted_signature(path: str) -> Sig:
@@ -335,6 +419,10 @@ def _trusted_signature(path: str) -> Sig:
     if sig is not None and time.time_ns() - sig[0] < RACY_SECONDS * 1e9:
         return _RACY  # never equal to what is seen next: checked again until it is quiet
     return sig
+
+
+def _same(a: tuple[object, ...], b: tuple[object, ...]) -> bool:
+    return len(a) == len(b) and all(x is y for x, y in zip(a, b))
 
 
 def _is_dir(sig: Sig) -> bool:
