@@ -70,6 +70,9 @@ def check(ctx: LaunchContext) -> Iterator[Violation]:
         return
     if launch.config_token is not None and launch.config is None:
         return  # the config file could not be read: it may hold the model path
+    if cmd.entry is Entry.ENGINE:
+        yield Violation(where, f"`{cmd.program.value}(...)` without `model_path`: sglang raises `TypeError: Missing required argument 'model_path'`")
+        return
     yield Violation(where, "the following arguments are required: --model-path/--model")
 
 
