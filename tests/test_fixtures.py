@@ -6,6 +6,8 @@ Annotation grammar (in any file of the case):
 - ``# expect: KL101`` alone on a line: on the next line that is not itself an annotation;
 - ``# expect(+2): KL101``: two lines below the annotation (for block scalars and ``\\`` continuations);
 - several codes: ``# expect: KL101, KL204``; ``# expect: none`` documents a line that must stay clean.
+In a notebook (``.ipynb``) the annotation is a comment inside a cell's source line, so it ends
+a JSON string: the string's closing ``\\n",`` is not part of it.
 A missing diagnostic and an extra diagnostic both fail the case.
 
 Fix cases: a file ``X.fixed`` beside ``X`` is what ``X`` must read after ``--fix`` (safe fixes);
@@ -27,6 +29,7 @@ from kimi_lsp.fixes import fix_until_stable
 from kimi_lsp.workspace import Workspace
 
 FIXTURES = Path(__file__).parent / "fixtures"
+_JSON_LINE_END = re.compile(r'(?:\\n)?",?\s*$')  # the end of a notebook cell's source line
 _ANNOT = re.compile(r"#\s*expect(?:\((?P<rel>[+-]\d+)\))?:\s*(?P<codes>[A-Za-z0-9 ,]+?)\s*$")
 
 
@@ -44,6 +47,8 @@ def expectations(root: Path) -> Counter:
         except (UnicodeDecodeError, OSError):
             continue
         lines = re.split(r"\r\n|\r|\n", text)
+        if f.suffix == ".ipynb":
+            lines = [_JSON_LINE_END.sub("", line) for line in lines]
         rel = f.relative_to(root).as_posix()
         for i, line in enumerate(lines):
             m = _ANNOT.search(line)

@@ -92,9 +92,11 @@ MATCH = [
     ".github/workflows/serve.yaml", "profiles/k3.toml", "kimi-lsp.toml", "launch.sh", "scripts/run.bash",
     "run.zsh", "jobs/k3.sbatch", "jobs/k3.slurm", "jobs/k3.pbs", "run.ksh", "checkpoints/config.json",
 ]
-NO_MATCH = ["notes.txt", "setup.cfg", "server/app.py", "Makefile", "uv.lock.bak", "README.txt"]
+NO_MATCH = ["notes.txt", "setup.cfg", "Makefile", "uv.lock.bak", "README.txt", "notebook.ipynb.txt", "app.pyc"]
 # documentation: launches in its code blocks (Markdown, MDX, reStructuredText)
 MATCH += ["README.md", "docs/guide.rst", "docs/serve.mdx", "requirements.md"]
+# notebooks and Python (read when their text names sglang)
+MATCH += ["server/app.py", "notebooks/serve.ipynb", "tools/launch.pyw"]
 
 
 def test_files_regex() -> None:

@@ -280,6 +280,8 @@ class Engine:
             out = [_as_doubtful(d, cmd.doubt) for d in out]
         elif is_documentation(cmd.path):
             out = [_documented(d, cmd.path, release) for d in out]
+        if cmd.surface in (Surface.PYTHON, Surface.NOTEBOOK):
+            out = [_code_edits(d, cmd) for d in out]
         if discovered_box:
             gov = discovered_box[0]
             for s in gov.own:
@@ -512,10 +514,14 @@ def merged(per_source: Iterable[Iterable[Diagnostic]], only: Path | None = None)
     return out
 
 
+# a notebook's `!pip install` cells are its own (a Python file's installs are not read)
+_OWN_KINDS = {Surface.DOCKERFILE: "dockerfile", Surface.SHELL: "shell", Surface.MARKDOWN: "markdown", Surface.NOTEBOOK: "notebook"}
+
+
 def _own_kind(cmd: LaunchCommand) -> str | None:
     """Whether the launch file's own ``pip install`` lines are a pin source, and of which kind."""
-    if cmd.own_pins or cmd.surface in (Surface.DOCKERFILE, Surface.SHELL, Surface.MARKDOWN):
-        return {Surface.DOCKERFILE: "dockerfile", Surface.SHELL: "shell", Surface.MARKDOWN: "markdown"}.get(cmd.surface)
+    if cmd.own_pins or cmd.surface in _OWN_KINDS:
+        return _OWN_KINDS.get(cmd.surface)
     return None
 
 
@@ -536,6 +542,35 @@ def _documented(d: Diagnostic, doc: Path, release: ReleaseResolution) -> Diagnos
     if not elsewhere:
         return d
     return _as_doubtful(d, _DOC_DOUBT.format(where=f"the project's pins ({elsewhere[0].name})"))
+
+
+# characters an edit inside a Python string literal (or a notebook's JSON string) must not bring in
+_CODE_UNSAFE = frozenset("\"'\\{}\n\r")
+
+
+def _code_edits(d: Diagnostic, cmd: LaunchCommand) -> Diagnostic:
+    """A launch written in code: an edit of the launch file may only replace the text of one
+    word (a literal, a keyword) with plain text. Adding a flag, or a quote that the literal or the
+    notebook's JSON would need escaped, is not written for the user: the fix keeps its title and
+    loses its edits (display-only)."""
+    words = [t.span for t in cmd.argv]
+    if cmd.config is not None:
+        for e in cmd.config.entries:
+            words.extend((e.key.span, e.value_span, *e.item_spans))
+
+    def fits(edit: Edit) -> bool:
+        if edit.path != cmd.path:
+            return True
+        if _CODE_UNSAFE & set(edit.new_text):
+            return False
+        if edit.span.end <= cmd.span.start or edit.span.start >= cmd.span.end:
+            return True  # not the launch: a notebook's own `!pip install` line
+        return any(w.start <= edit.span.start and edit.span.end <= w.end for w in words)
+
+    if all(fits(e) for f in d.fixes for e in f.edits):
+        return d
+    fixes = tuple(f if all(fits(e) for e in f.edits) else Fix(f.title, (), Applicability.DISPLAY_ONLY, f.followup) for f in d.fixes)
+    return Diagnostic(d.code, d.message, d.location, d.severity, fixes, d.related, d.data)
 
 
 def _as_doubtful(d: Diagnostic, doubt: str) -> Diagnostic:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from kimi_lsp._record import dataclass, field
 from kimi_lsp.knowledge.schema import Flag, Schema
-from kimi_lsp.surfaces.model import ConfigEntry, ConfigFile, Entry, EnvVar, LaunchCommand, Token
+from kimi_lsp.surfaces.model import ConfigEntry, ConfigFile, Entry, EnvVar, LaunchCommand, Token, Unknown
 from kimi_lsp.text import Span
 
 # argparse's own test (argparse._negative_number_matcher)
@@ -185,6 +185,75 @@ def config_tokens(config: ConfigFile, schema: Schema) -> tuple[list[tuple[Token,
 def _config_str(value: object) -> str:
     # str(), as sglang does: None -> "None", 2.0 -> "2.0", nested lists -> Python repr
     return str(value)
+
+
+# -- Engine / ServerArgs keyword arguments ------------------------------------------------------
+
+# argparse dests that are no ServerArgs field (sglang.Engine(config=...) is a TypeError)
+_NOT_FIELDS = frozenset({"help", "config"})
+# ServerArgs fields without a command-line flag (reference/sglang.md: the Engine-API-only fields
+# of 0.5.23); a keyword naming one is valid though the argparse schema does not list it
+ENGINE_ONLY_FIELDS = frozenset({
+    "watermark_enabled", "watermark_key", "watermark_gamma", "watermark_delta", "watermark_seed",
+    "watermark_context_width", "watermark_hash", "aux_hidden_state_capture", "uses_mamba_radix_cache",
+    "custom_sigquit_handler", "stat_loggers", "enable_cp_tp_group_sharing", "grpc_worker_threads",
+    "speculative_boundary_reduction", "server_args_class",
+})
+
+
+def unknown_word(span: Span) -> Token:
+    """A word whose value is known only when the program runs (rules read it as not literal)."""
+    return Token("$_", span, exact=False)
+
+
+def engine_tokens(config: ConfigFile, schema: Schema) -> tuple[list[Token], list[ArgProblem]]:
+    """``sglang.Engine(**kwargs)`` / ``ServerArgs(**kwargs)``: each keyword is a ServerArgs field
+    (a flag's dest, exactly: no prefixes, no aliases) and becomes the flag's words as argparse
+    would have seen them, so that the same rules read it. The option word sits on the keyword,
+    each value word on its literal; a value not known before the program runs is an unknown word."""
+    words: list[Token] = []
+    problems: list[ArgProblem] = []
+    for entry in config.entries:
+        key = entry.key.value
+        flag = schema.by_dest(key) if key not in _NOT_FIELDS and not key.startswith("_") else None
+        if flag is None or not flag.long_options:
+            if key in ENGINE_ONLY_FIELDS or key.startswith("_"):
+                continue
+            problems.append(
+                ArgProblem(ArgProblemKind.UNKNOWN, Token(key, entry.key.span), Origin.CLI,
+                           f"Unexpected keyword argument '{key}'", entry=entry)
+            )
+            continue
+        opt = Token(_engine_option(flag), entry.key.span, exact=False)
+        value = entry.value
+        if isinstance(value, Unknown):
+            words.extend((opt, unknown_word(entry.value_span)) if flag.takes_value else (unknown_word(entry.value_span),))
+        elif value is None:
+            continue  # the field's own default (None) is what it was given
+        elif isinstance(value, bool) and not flag.takes_value:
+            if value:
+                words.append(opt)
+            elif len(flag.long_options) > 1 and flag.long_options[1].startswith("--no-"):
+                words.append(Token(flag.long_options[1], entry.key.span, exact=False))
+        elif isinstance(value, (list, tuple)):
+            spans = entry.item_spans if len(entry.item_spans) == len(value) else (entry.value_span,) * len(value)
+            words.append(opt)
+            for item, span in zip(value, spans):
+                words.append(unknown_word(span) if isinstance(item, Unknown) else Token(_config_str(item), span, exact=False))
+        elif isinstance(value, dict):
+            words.extend((opt, Token(json.dumps(value), entry.value_span, exact=False)))
+        else:
+            text = _config_str(value)
+            if text.startswith("-") and not _NEGATIVE_NUMBER.match(text):
+                words.extend((opt, unknown_word(entry.value_span)))  # argparse would read an option here; the field takes it as is
+            else:
+                words.extend((opt, Token(text, entry.value_span)))
+    return words, problems
+
+
+def _engine_option(flag: Flag) -> str:
+    spelled = "--" + flag.dest.replace("_", "-")
+    return spelled if spelled in flag.long_options else flag.long_options[0]
 
 
 # -- argparse replay -----------------------------------------------------------------------
@@ -421,6 +490,14 @@ def resolve(command: LaunchCommand, schema: Schema, config: ConfigFile | None) -
     env = {v.name.value: v for v in command.env}
     problems: list[ArgProblem] = []
     words: list[tuple[Token, Origin, ConfigEntry | None]] = []
+    if command.entry is Entry.ENGINE:
+        ewords, eproblems = engine_tokens(command.config or ConfigFile(command.path, "python", ()), schema)
+        problems.extend(eproblems)
+        words.extend((t, Origin.CLI, None) for t in ewords)
+        words.extend((t, Origin.CLI, None) for t in command.argv)  # unknown words (``**options``)
+        uses, parse_problems = parse_words(schema, words)
+        problems.extend(parse_problems)
+        return ResolvedLaunch(command=command, schema=schema, uses=tuple(uses), problems=tuple(problems), env=env)
     cfg = command.config if command.entry is Entry.CONFIG_FILE else config
     if cfg is not None:
         cwords, cproblems = config_tokens(cfg, schema)

@@ -690,7 +690,10 @@ def _pin_text(src: PinSource, p: Pin, workspace: Workspace) -> str:
     text = workspace.text(src.path)
     if text is None or p.span.end <= p.span.start:
         return f"sglang{p.specifier}"
-    shown = " ".join(text[p.span.start : p.span.end].split()).strip("\"'")
+    raw = text[p.span.start : p.span.end]
+    if src.path.suffix.lower() == ".ipynb":
+        raw = raw.replace('\\"', '"')  # a notebook cell's quotes, as the cell shows them
+    shown = " ".join(raw.split()).strip("\"'")
     return shown if len(shown) <= 80 else f"sglang{p.specifier}"
 
 

@@ -147,11 +147,16 @@ def looks_like_launch_candidate(path: Path) -> bool:
 # Documentation: launches in its code blocks. Not "launch candidates" by name: a Markdown file
 # that cannot be read (binary, too large) is nobody's broken launch.
 DOC_SUFFIXES = {".md", ".markdown", ".mdx", ".rst"}
+# Notebooks and Python: launches in code, read only when the text names sglang (the reader's
+# first test, a substring search, before anything is parsed). Not launch candidates by name
+# either: an unreadable .py is nobody's broken launch.
+CODE_SUFFIXES = {".ipynb", ".py", ".pyw"}
 
 
 def is_candidate(path: Path) -> bool:
     """Files that may hold a launch (cheap test on the name; shebang for extension-less files)."""
-    if looks_like_launch_candidate(path) or path.suffix.lower() in DOC_SUFFIXES:
+    suffix = path.suffix.lower()
+    if looks_like_launch_candidate(path) or suffix in DOC_SUFFIXES or suffix in CODE_SUFFIXES:
         return True
     if path.suffix == "" and not path.name.startswith("."):
         from kimi_lsp.workspace import read_head

@@ -32,7 +32,7 @@ PIN_GLOBS = (
     "**/{kimi-lsp.toml,.kimi-lsp.toml}",
 )
 LAUNCH_GLOBS = (
-    "**/*.{yaml,yml,toml,sh,bash,zsh,ksh,sbatch,slurm,pbs,md,mdx,markdown,rst}",
+    "**/*.{yaml,yml,toml,sh,bash,zsh,ksh,sbatch,slurm,pbs,md,mdx,markdown,rst,ipynb,py,pyw}",
     "**/{Dockerfile,Containerfile,dockerfile,containerfile}*",
     "**/*.dockerfile",
 )

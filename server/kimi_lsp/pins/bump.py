@@ -285,8 +285,8 @@ def _shell_safe(source: PinSource, pin: Pin, sp: Span, new: str, text: str) -> E
     raw = prefix + new + text[sp.end : word.end]
     if "'" not in raw and "$" not in raw:
         return Edit(source.path, word, f"'{raw}'")
-    if not any(ch in raw for ch in '"`\\'):
-        return Edit(source.path, word, f'"{raw}"')
+    if not any(ch in raw for ch in '"`\\') and source.path.suffix.lower() != ".ipynb":
+        return Edit(source.path, word, f'"{raw}"')  # (in a notebook, a quote would need a JSON escape)
     return None
 
 

@@ -13,7 +13,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from kimi_lsp._record import dataclass
+from kimi_lsp._record import dataclass, replace
 from kimi_lsp.pins._pep508 import (
     OffsetMap,
     canonical,
@@ -26,7 +26,7 @@ from kimi_lsp.pins._pep508 import (
 from kimi_lsp.pins.model import Pin, PinFormat, PinProblem, PinSource
 from kimi_lsp.pins.requirements import read_requirements_tree, resolve_include
 from kimi_lsp.syntax.dockerfile import Instruction, arg_vars, env_vars, exec_form, parse, run_offset
-from kimi_lsp.syntax.shell import FlatSource, Word, lex
+from kimi_lsp.syntax.shell import FlatSource, Source, Word, lex
 from kimi_lsp.text import Located, Span
 from kimi_lsp.workspace import SourceText, Workspace
 
@@ -442,6 +442,13 @@ def _scan_exec_form(text: str, argv: list[Word], env: dict[str, _Var], res: _Res
 
 
 def read_install_pins(source: SourceText, kind: str, workspace: Workspace | None = None) -> PinSource:
+    if kind == "notebook":
+        script, chars = _notebook_script(source)
+        return _located(read_install_pins(script, "shell", workspace), chars)
+    return _read_install_pins(source, kind, workspace)
+
+
+def _read_install_pins(source: SourceText, kind: str, workspace: Workspace | None = None) -> PinSource:
     """Pins installed by the commands of a Dockerfile (``kind="dockerfile"``) or shell script
     (``kind="shell"``) or documentation file (``kind="markdown"``: its shell blocks).
     ``includes``: the ``-r``/``-c`` files, resolved against this file's directory (the build
@@ -480,8 +487,40 @@ def _as_script(source: SourceText, kind: str) -> tuple[SourceText, str]:
     return SourceText(source.path, view, source.encoding, source.bom), "shell"
 
 
+def _notebook_script(source: SourceText) -> tuple[SourceText, Source]:
+    """A notebook's shell cells and ``!`` lines as one script, and where each of its characters
+    sits in the ``.ipynb`` text (JSON escapes between them)."""
+    from kimi_lsp.syntax import notebook
+
+    chars = notebook.install_text(notebook.read(source.text))
+    return SourceText(source.path, chars.text, source.encoding, source.bom), chars
+
+
+def _located(src: PinSource, chars: Source) -> PinSource:
+    """``src`` read from a script made of a notebook's cells, its spans put back into the notebook."""
+
+    def at(span: Span) -> Span:
+        return chars.span(span.start, span.end)
+
+    pins = tuple(
+        replace(
+            p,
+            written_name=Located(p.written_name.value, at(p.written_name.span)),
+            span=at(p.span),
+            spec_span=at(p.spec_span) if p.spec_span is not None else None,
+        )
+        for p in src.pins
+    )
+    problems = tuple(PinProblem(q.message, at(q.span)) for q in src.problems)
+    return replace(src, pins=pins, problems=problems)
+
+
 def read_install_tree(source: SourceText, kind: str, workspace: Workspace) -> tuple[PinSource, ...]:
     """The install pins of ``source`` plus every requirements file its commands name."""
+    if kind == "notebook":
+        script, chars = _notebook_script(source)
+        tree = read_install_tree(script, "shell", workspace)
+        return (_located(tree[0], chars), *tree[1:])
     source, kind = _as_script(source, kind)
     first = read_install_pins(source, kind, workspace)
     out = [first]

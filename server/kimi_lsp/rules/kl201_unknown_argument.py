@@ -57,6 +57,10 @@ def check(ctx: LaunchContext) -> Iterator[Violation]:
             continue
         if prob.origin is Origin.CLI and launch.command.entry is Entry.NO_CONFIG:
             continue  # benchmark entry points add their own flags to the parser
+        if launch.command.entry is Entry.ENGINE:
+            if prob.entry is not None:
+                yield from _engine_keyword(ctx, prob)
+            continue
         if prob.origin is Origin.CONFIG and prob.entry is not None and prob.token.span == prob.entry.key.span:
             yield from _config_key(ctx, prob)
         else:
@@ -157,6 +161,30 @@ def _config_key(ctx: LaunchContext, prob: ArgProblem) -> Iterator[Violation]:
         fixes = (_hint(ctx, _args.key_rename_fix(ctx, prob.entry, guess[2:], title), title),)
     hint = f" (did you mean `{guess[2:]}`?)" if guess else ""
     yield Violation(where, f"Unknown {what} `{key}`{hint}", fixes=fixes)
+
+
+def _engine_keyword(ctx: LaunchContext, prob: ArgProblem) -> Iterator[Violation]:
+    """``sglang.Engine(tensor_parallel_size=2)``: ServerArgs takes its field names only (no
+    aliases, no prefixes): ``TypeError: Unexpected keyword argument 'tensor_parallel_size'``."""
+    launch = ctx.launch
+    key = prob.token.value
+    where = _args.problem_location(launch, prob)
+    schema = launch.schema
+    option = "--" + key.replace("_", "-")
+    flag = schema.exact(option)  # an alias or another spelling of a field's flag
+    if flag is None:
+        near = schema.closest(option)
+        flag = schema.exact(near) if near is not None else None
+        if ctx.beyond_schema and not _args.near_miss(option, near):
+            return  # may be a field added after the newest release kimi-lsp knows
+    guess = flag.dest if flag is not None and flag.dest != key else None
+    fixes: tuple[Fix, ...] = ()
+    if guess is not None:
+        title = f"Did you mean `{guess}`?"
+        edit = Edit(where.path, prob.token.span, guess)
+        fixes = (_hint(ctx, Fix(title, (edit,), Applicability.UNSAFE), title),)
+    hint = f" (did you mean `{guess}`?)" if guess else ""
+    yield Violation(where, f"`{key}` is not a ServerArgs field: sglang raises `TypeError: Unexpected keyword argument '{key}'`{hint}", fixes=fixes)
 
 
 def _list(options: tuple[str, ...]) -> str:

@@ -45,6 +45,8 @@ def check(ctx: LaunchContext) -> Iterator[Violation]:
     cmd = launch.command
     if cmd.entry is Entry.CONFIG_FILE or not _args.argv_is_known(launch) or _args.fatal_parse(launch):
         return
+    if launch.is_set("help"):
+        return  # `--help` prints the options and exits before anything is required
     if _open_entrypoint(ctx):
         return  # `docker run IMAGE --model-path ...` appends the rest
     where = Location(cmd.path, cmd.program.span)
@@ -70,6 +72,9 @@ def check(ctx: LaunchContext) -> Iterator[Violation]:
         return
     if launch.config_token is not None and launch.config is None:
         return  # the config file could not be read: it may hold the model path
+    if cmd.entry is Entry.ENGINE:
+        yield Violation(where, f"`{cmd.program.value}(...)` without `model_path`: sglang raises `TypeError: Missing required argument 'model_path'`")
+        return
     yield Violation(where, "the following arguments are required: --model-path/--model")
 
 

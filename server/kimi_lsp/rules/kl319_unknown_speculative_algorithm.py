@@ -49,8 +49,8 @@ def check(ctx: LaunchContext) -> Iterator[Violation]:
     if _args.fatal_parse(launch):
         return
     use = _args.explicit(launch, "speculative_algorithm")
-    if use is None or not use.values:
-        return
+    if use is None or not use.values or not _args.is_literal(use.values[0], use.origin):
+        return  # `--speculative-algorithm $ALGO`: known only when it runs
     known = builtins(use.flag.help)
     name = use.value or ""
     if name.upper() in known:

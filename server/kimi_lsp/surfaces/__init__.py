@@ -97,6 +97,17 @@ def read_surface_strict(
         return _read_yaml(path, text, is_sglang_key, near_sglang_key, force)
     if kind == Surface.MARKDOWN:
         return read_markdown(path, text, lambda p, view: _read_yaml(p, view, is_sglang_key, near_sglang_key, None))
+    if kind == Surface.NOTEBOOK or kind == Surface.PYTHON:
+        if not mentions_sglang(text):
+            return SurfaceResult()  # most Python never names sglang: not even parsed
+        # imported here: `kimi-lsp --check` on YAML and shell never loads ast or the JSON reader
+        if kind == Surface.NOTEBOOK:
+            from kimi_lsp.surfaces.notebook import read_notebook
+
+            return read_notebook(path, text)
+        from kimi_lsp.surfaces.python import read_python
+
+        return read_python(path, text)
     return SurfaceResult()
 
 

@@ -24,6 +24,8 @@ from kimi_lsp.surfaces.toml_profile import has_sglang_table
 SHELL_SUFFIXES = frozenset({".sh", ".bash", ".zsh", ".ksh", ".sbatch", ".slurm", ".pbs"})
 YAML_SUFFIXES = frozenset({".yaml", ".yml"})
 DOC_SUFFIXES = frozenset({".md", ".markdown", ".mdx", ".rst"})  # documentation: code blocks only
+NOTEBOOK_SUFFIXES = frozenset({".ipynb"})
+PYTHON_SUFFIXES = frozenset({".py", ".pyw"})
 _SHEBANG_RE = re.compile(r"#![ \t]*(\S+)(?:[ \t]+(?:-\S+[ \t]+)*(\S+))?")
 _SHELL_NAMES = frozenset({"sh", "bash", "zsh", "ksh", "dash", "ash", "mksh"})
 _LAUNCH_RE = re.compile(
@@ -104,6 +106,10 @@ def guess_by_name(path: Path, text: str) -> Surface | Literal["yaml"] | None:
         return Surface.SHELL
     if suffix in DOC_SUFFIXES:
         return Surface.MARKDOWN
+    if suffix in NOTEBOOK_SUFFIXES:
+        return Surface.NOTEBOOK
+    if suffix in PYTHON_SUFFIXES:
+        return Surface.PYTHON
     return None
 
 

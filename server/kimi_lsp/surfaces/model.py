@@ -17,7 +17,7 @@ from kimi_lsp.text import Located, Span
 
 __all__ = [
     "ConfigEntry", "ConfigFile", "Entry", "EnvVar", "LaunchCommand", "Surface", "SurfaceResult",
-    "SyntaxProblem", "Token",
+    "SyntaxProblem", "Token", "Unknown",
 ]
 
 
@@ -26,6 +26,9 @@ class Entry(str, enum.Enum):
     SERVE = "serve"  # sglang serve [MODEL] ...
     NO_CONFIG = "no-config"  # entry points that register --config but ignore it (benchmarks)
     CONFIG_FILE = "config-file"  # a standalone sglang --config YAML / TOML profile
+    # sglang.Engine(...) / ServerArgs(...) in Python: keyword arguments are ServerArgs fields (no
+    # argparse: exact field names, no prefixes, no aliases); ``config`` holds them (format "python")
+    ENGINE = "engine"
 
 
 class Surface(str, enum.Enum):
@@ -37,6 +40,15 @@ class Surface(str, enum.Enum):
     COMPOSE = "compose"
     CI_YAML = "ci-yaml"  # a YAML block scalar running a launch (GitHub Actions, SkyPilot, ...)
     MARKDOWN = "markdown"  # a code block in documentation (Markdown, MDX, reStructuredText)
+    NOTEBOOK = "notebook"  # a Jupyter notebook's code cells (Python and shell escapes)
+    PYTHON = "python"  # a Python file: launch strings, subprocess argv lists, sglang.Engine(...)
+
+
+@dataclass(frozen=True, slots=True)
+class Unknown:
+    """A value known only when the program runs (a Python name, a call, an f-string)."""
+
+    text: str  # the expression as written, for messages
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,7 +56,7 @@ class ConfigEntry:
     """One top-level key of an sglang ``--config`` YAML (or a TOML profile's ``[sglang]`` table)."""
 
     key: Located[str]  # exactly as written (dashes/underscores kept)
-    value: object  # what yaml.safe_load / tomllib gives (YAML 1.1 booleans apply)
+    value: object  # what yaml.safe_load / tomllib gives (YAML 1.1 booleans apply); Python: the literal, or Unknown
     value_span: Span  # the value node's text (quotes included); for a null value, the key's end
     item_spans: tuple[Span, ...] = ()  # list values: one span per item
 
@@ -52,7 +64,7 @@ class ConfigEntry:
 @dataclass(frozen=True, slots=True)
 class ConfigFile:
     path: Path
-    format: str  # "yaml" | "toml"
+    format: str  # "yaml" | "toml" | "python" (an Engine/ServerArgs call's keyword arguments)
     entries: tuple[ConfigEntry, ...]
     # Duplicate keys: (later key, earlier key). PyYAML keeps the last one silently.
     duplicates: tuple[tuple[Located[str], Located[str]], ...] = ()

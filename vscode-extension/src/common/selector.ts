@@ -27,6 +27,7 @@ export const LAUNCH_LANGUAGES = [
   'markdown',
   'mdx',
   'restructuredtext',
+  'python',
 ] as const;
 
 export const FILE_PATTERNS = [
@@ -39,6 +40,9 @@ export const FILE_PATTERNS = [
   '**/*.{dockerfile,Dockerfile,containerfile}',
   // documentation: launches in its code blocks
   '**/*.{md,mdx,markdown,rst}',
+  // code: Python files, and notebooks opened as text (cells are located in the .ipynb JSON)
+  '**/*.{py,pyw}',
+  '**/*.ipynb',
   // pin files: requirements and constraints, manifests, lockfiles
   '**/requirements*.{txt,in}',
   '**/constraints*.txt',

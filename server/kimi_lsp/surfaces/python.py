@@ -1,0 +1,368 @@
+"""Launches written in Python, read from the AST (``syntax.python``); nothing is imported or run.
+
+Three forms, as sglang's own docs and cookbooks write them:
+
+- a string literal holding a whole launch command, read with the shell reader: the argument of
+  sglang's doc helper ``launch_server_cmd("python3 -m sglang.launch_server ...")``, a command given
+  to ``subprocess.Popen(cmd, shell=True)``, a command assigned to a name. Implicit concatenation is
+  one string; f-string fields and ``str.format``/``%`` placeholders are unknown values. A string
+  that is part of an expression (``"python -m sglang.launch_server " + args``) is not a complete
+  command, and a docstring or a bare string statement is prose: neither is read.
+- an argv list given to ``subprocess.run/Popen/call/check_call/check_output``, ``os.exec*``,
+  ``os.spawnv*`` or ``asyncio.create_subprocess_exec``: each literal item is a word where it is
+  written, anything else an unknown word; a name bound once in the scope to a literal list (or
+  an item name bound once to a literal string) is followed.
+- ``sglang.Engine(...)`` / ``sgl.Engine(...)`` / ``ServerArgs(...)`` (names resolved through the
+  module's imports): the keyword arguments are ServerArgs fields, handed on as an ``Entry.ENGINE``
+  launch whose ``config`` holds them (``launch.engine_tokens`` maps them onto the flags); ``**opts``
+  of a literal dict bound once in the scope is read too, other ``**`` make the launch a doubt.
+"""
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+from kimi_lsp.surfaces.model import (
+    ConfigEntry,
+    ConfigFile,
+    Entry,
+    LaunchCommand,
+    Surface,
+    SurfaceResult,
+    Token,
+    Unknown,
+)
+from kimi_lsp.surfaces.shell import FlatSource, LaunchContext, Source, Word, launches_from_words, launches_in_source
+from kimi_lsp.syntax import python as py
+from kimi_lsp.syntax.shell import MappedSource
+from kimi_lsp.text import Located, Span
+
+_NAMES_SGLANG = re.compile("sglang", re.IGNORECASE)
+# which calls run an argv list, and where the list is: (index of the positional, keyword name);
+# index -1: the positionals themselves are the words (asyncio.create_subprocess_exec)
+_ARGV_CALLS: dict[str, tuple[int, str | None]] = {
+    **{f"subprocess.{f}": (0, "args") for f in ("run", "Popen", "call", "check_call", "check_output")},
+    **{f"os.{f}": (1, None) for f in ("execv", "execve", "execvp", "execvpe")},
+    **{f"os.{f}": (2, None) for f in ("spawnv", "spawnve", "spawnvp", "spawnvpe")},
+    "asyncio.create_subprocess_exec": (-1, None),
+}
+_ENGINE_CALLS = frozenset({
+    "sglang.Engine", "sglang.srt.entrypoints.engine.Engine", "sglang.api.Engine",
+    "sglang.srt.server_args.ServerArgs", "sglang.ServerArgs",
+})
+_MUTATORS = frozenset({"append", "extend", "insert", "remove", "pop", "clear", "sort", "reverse", "update", "setdefault"})
+# str.format / printf placeholders in a plain string: values filled in when it runs
+_FORMAT_FIELD = re.compile(r"\{[A-Za-z0-9_.\[\]]*(?:![rsa])?(?::[^{}]*)?\}|%(?:\([A-Za-z_]\w*\))?[-#0 +]*\d*(?:\.\d+)?[sdifrx]")
+_UNKNOWN = "$_"
+# calls whose string arguments are text to compare or search, not commands
+# (`line.startswith("sglang serve --model-path ")`, `self.assertIn("--tp 8", cmd)`, `re.search(...)`)
+_TEXT_METHODS = frozenset({
+    "startswith", "endswith", "find", "rfind", "index", "rindex", "count", "replace", "split", "rsplit",
+    "partition", "rpartition", "strip", "lstrip", "rstrip", "removeprefix", "removesuffix", "join",
+    "match", "fullmatch", "search", "sub", "subn", "findall", "finditer", "compile", "escape",
+})
+
+
+def mentions_sglang(text: str) -> bool:
+    return _NAMES_SGLANG.search(text) is not None
+
+
+def read_python(path: Path, text: str) -> SurfaceResult:
+    """The launches of a Python file (read only when its text names sglang)."""
+    if not mentions_sglang(text):
+        return SurfaceResult()
+    launches = python_launches(path, text, FlatSource(text), Surface.PYTHON)
+    return SurfaceResult(launches=tuple(launches), is_launch_file=bool(launches))
+
+
+def python_launches(path: Path, code: str, src: Source, surface: Surface) -> list[LaunchCommand]:
+    """Launches of the Python ``code``; ``src`` locates its characters in the file (``src.text``
+    has the same length as ``code``: a notebook cell whose IPython lines ``code`` blanks)."""
+    module = py.parse(code)
+    if module is None:
+        return []
+    reader = _Reader(path, code, src, surface)
+    reader.imports(module)
+    reader.block(module.body, {}, set())
+    return reader.out
+
+
+class _Reader:
+    def __init__(self, path: Path, code: str, src: Source, surface: Surface) -> None:
+        self.path = path
+        self.code = code
+        self.src = src
+        self.surface = surface
+        self.lines = py.Lines(code)
+        self.names: dict[str, str] = {}  # local name -> qualified name, from the imports
+        self.out: list[LaunchCommand] = []
+
+    # -- positions ----------------------------------------------------------------------------
+    def span(self, node: ast.AST) -> Span:
+        a, b = self.lines.span(node)
+        return self.src.span(a, b)
+
+    def chars(self, value: str, units: Sequence[tuple[int, int]]) -> Source:
+        if not units:
+            return MappedSource("", [], [], self.src.anchor())
+        return self.src.sub(value, units)
+
+    # -- names --------------------------------------------------------------------------------
+    def imports(self, module: ast.Module) -> None:
+        for node in ast.walk(module):
+            if isinstance(node, ast.Import):
+                for alias in node.names:
+                    if alias.asname:
+                        self.names[alias.asname] = alias.name
+                    else:
+                        top = alias.name.split(".", 1)[0]
+                        self.names[top] = top
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                for alias in node.names:
+                    if alias.name != "*":
+                        self.names[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+
+    def qualname(self, func: ast.expr) -> str | None:
+        parts: list[str] = []
+        while isinstance(func, ast.Attribute):
+            parts.append(func.attr)
+            func = func.value
+        if not isinstance(func, ast.Name):
+            return None
+        base = self.names.get(func.id)
+        if base is None:
+            return None
+        return ".".join([base, *reversed(parts)])
+
+    # -- scopes -------------------------------------------------------------------------------
+    def block(self, body: list[ast.stmt], outer: dict[str, ast.expr], outer_grown: set[str]) -> None:
+        """One scope (the module, a function, a class body): names bound once to a literal are
+        followed; a name bound twice, in a loop, or mutated is not known (or not complete)."""
+        stores: dict[str, int] = {}
+        values: dict[str, ast.expr] = {}
+        grown: set[str] = set()
+        for node in _scope_nodes(body):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+                stores[node.id] = stores.get(node.id, 0) + 1
+            elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+                values[node.targets[0].id] = node.value
+            elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value is not None:
+                values[node.target.id] = node.value
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _MUTATORS:
+                if isinstance(node.func.value, ast.Name):
+                    grown.add(node.func.value.id)
+            elif isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store) and isinstance(node.value, ast.Name):
+                grown.add(node.value.id)
+            elif isinstance(node, (ast.For, ast.AsyncFor, ast.While)):
+                for inner in ast.walk(node):
+                    if isinstance(inner, ast.Name) and isinstance(inner.ctx, ast.Store):
+                        stores[inner.id] = stores.get(inner.id, 0) + 1  # bound on each turn
+        env = {k: v for k, v in outer.items() if k not in stores}
+        env.update({k: v for k, v in values.items() if stores.get(k) == 1})
+        grown = grown | {k for k in outer_grown if k not in stores}
+        for node in _scope_nodes(body):
+            if isinstance(node, ast.Call):
+                self.call(node, env, grown)
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                self.block(node.body, env, grown)
+            elif isinstance(node, ast.Lambda):
+                continue
+        for node, parent in _string_sites(body):
+            self.string(node, parent)
+
+    # -- the three forms ----------------------------------------------------------------------
+    def string(self, node: ast.expr, parent: ast.AST) -> None:
+        if isinstance(node, ast.Constant) and (not isinstance(node.value, str) or not mentions_sglang(node.value)):
+            return
+        sv = py.string_value(self.code, self.lines, node)
+        if sv is None or not mentions_sglang(sv.value):
+            return
+        value, units = sv.value, list(sv.units)
+        if not sv.placeholders:
+            value, units = _format_fields(value, units)
+        ctx = LaunchContext(self.path, self.surface, self.path.parent)
+        self.out.extend(launches_in_source(self.chars(value, units), ctx))
+
+    def call(self, node: ast.Call, env: dict[str, ast.expr], grown: set[str]) -> None:
+        name = self.qualname(node.func)
+        if name is None:
+            return
+        if name in _ENGINE_CALLS:
+            self.engine(node, name, env)
+            return
+        where = _ARGV_CALLS.get(name)
+        if where is None:
+            return
+        index, keyword = where
+        if index < 0:
+            words = [self.word(arg, env) for arg in node.args]
+        else:
+            arg = node.args[index] if index < len(node.args) else None
+            if arg is None and keyword is not None:
+                arg = next((k.value for k in node.keywords if k.arg == keyword), None)
+            if arg is None:
+                return
+            words = self.argv(arg, env, grown)
+        if not words or not any(mentions_sglang(w.value) for w in words):
+            return
+        ctx = LaunchContext(self.path, self.surface, self.path.parent)
+        self.out.extend(launches_from_words(words, ctx, (), self.span(node).start))
+
+    def argv(self, arg: ast.expr, env: dict[str, ast.expr], grown: set[str]) -> list[Word]:
+        tail: list[Word] = []
+        if isinstance(arg, ast.Name) and arg.id in env:
+            if arg.id in grown:
+                tail = [self.unknown(arg)]  # items added where we do not follow
+            arg = env[arg.id]
+        if not isinstance(arg, (ast.List, ast.Tuple)):
+            return []
+        return [self.word(elt, env) for elt in arg.elts] + tail
+
+    def word(self, node: ast.expr, env: dict[str, ast.expr]) -> Word:
+        target = node
+        if isinstance(node, ast.Name) and isinstance(env.get(node.id), (ast.Constant, ast.JoinedStr)):
+            target = env[node.id]
+        sv = py.string_value(self.code, self.lines, target)
+        if sv is None:
+            return self.unknown(node)
+        chars = self.chars(sv.value, sv.units)
+        span = self.span(target)
+        return Word(Token(sv.value, span, sv.exact and chars.exact(0, len(sv.value))), chars)
+
+    def unknown(self, node: ast.AST) -> Word:
+        span = self.span(node)
+        return Word(Token(_UNKNOWN, span, exact=False), MappedSource(_UNKNOWN, [span.start] * 2, [span.end] * 2, span.end))
+
+    def engine(self, node: ast.Call, name: str, env: dict[str, ast.expr]) -> None:
+        if node.args or any(k.arg == "server_args" for k in node.keywords):
+            return  # positional arguments are a TypeError; a ServerArgs given whole is read where it is made
+        entries: list[ConfigEntry] = []
+        unknown: list[Token] = []
+        doubts: list[str] = []
+        for kw in node.keywords:
+            if kw.arg is not None:
+                entries.append(self.entry(kw.arg, self._keyword_name_span(kw), kw.value, env))
+                continue
+            mapping = kw.value
+            shown = ast.get_source_segment(self.code, mapping) or "..."
+            if isinstance(mapping, ast.Name) and isinstance(env.get(mapping.id), ast.Dict):
+                mapping = env[mapping.id]
+            got = self.dict_entries(mapping, env) if isinstance(mapping, ast.Dict) else None
+            if got is None:
+                unknown.append(self.unknown(kw.value).token)
+                doubts.append(f"the keyword arguments of `**{shown}` are known only when it runs")
+                continue
+            entries.extend(got)
+        span = self.span(node)
+        short = name.rsplit(".", 1)[-1]
+        self.out.append(
+            LaunchCommand(
+                path=self.path,
+                surface=self.surface,
+                entry=Entry.ENGINE,
+                program=Located(f"sglang.{short}" if short == "Engine" else short, self.span(node.func)),
+                argv=tuple(unknown),
+                span=span,
+                base_dir=self.path.parent,
+                config=ConfigFile(self.path, "python", tuple(entries)),
+                doubt="; ".join(doubts) or None,
+            )
+        )
+
+    def _keyword_name_span(self, kw: ast.keyword) -> Span:
+        a, _ = self.lines.span(kw)
+        name = kw.arg or ""
+        if self.code.startswith(name, a):
+            return self.src.span(a, a + len(name))
+        return self.span(kw)
+
+    def dict_entries(self, node: ast.Dict, env: dict[str, ast.expr]) -> list[ConfigEntry] | None:
+        out: list[ConfigEntry] = []
+        for key, value in zip(node.keys, node.values):
+            if key is None:
+                return None  # {**other}
+            sv = py.string_value(self.code, self.lines, key)
+            if sv is None or sv.placeholders:
+                return None
+            out.append(self.entry(sv.value, self.span(key), value, env))
+        return out
+
+    def entry(self, key: str, key_span: Span, node: ast.expr, env: dict[str, ast.expr]) -> ConfigEntry:
+        if isinstance(node, ast.Name) and isinstance(env.get(node.id), ast.Constant):
+            node = env[node.id]
+        value, items = self.literal(node)
+        return ConfigEntry(Located(key, key_span), value, self.span(node), items)
+
+    def literal(self, node: ast.expr) -> tuple[object, tuple[Span, ...]]:
+        """The value a literal stands for (Unknown for anything else) and, for a list, each item's span."""
+        if isinstance(node, ast.Constant):
+            if isinstance(node.value, str):
+                sv = py.string_value(self.code, self.lines, node)
+                return (sv.value if sv is not None else node.value), ()
+            if node.value is None or isinstance(node.value, (bool, int, float)):
+                return node.value, ()
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant):
+            v = node.operand.value
+            if isinstance(v, (int, float)) and not isinstance(v, bool):
+                return -v, ()
+        if isinstance(node, (ast.List, ast.Tuple)):
+            values = [self.literal(e)[0] for e in node.elts]
+            if all(not isinstance(v, (list, dict)) for v in values):
+                return values, tuple(self.span(e) for e in node.elts)
+        return Unknown(ast.get_source_segment(self.code, node) or "..."), ()
+
+
+def _scope_nodes(body: list[ast.stmt]) -> Iterator[ast.AST]:
+    """Every node of a scope's statements, the nested function and class statements themselves
+    included but not their bodies (their own scopes), nor lambda bodies."""
+    stack: list[ast.AST] = list(reversed(body))
+    while stack:
+        node = stack.pop()
+        yield node
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            inner: list[ast.AST] = [*node.decorator_list]
+            if not isinstance(node, ast.ClassDef):
+                inner.extend(d for d in (*node.args.defaults, *node.args.kw_defaults) if d is not None)
+            else:
+                inner.extend(node.bases)
+            stack.extend(reversed(inner))
+            continue
+        if isinstance(node, ast.Lambda):
+            continue
+        stack.extend(reversed(list(ast.iter_child_nodes(node))))
+
+
+def _string_sites(body: list[ast.stmt]) -> Iterator[tuple[ast.expr, ast.AST]]:
+    """String literals that stand whole where a command goes: a call's argument, a keyword's
+    value, an assigned or returned value, a dict value. Not a docstring or bare string (prose),
+    not a piece of a larger expression (an incomplete command)."""
+    for node in _scope_nodes(body):
+        children: list[ast.expr] = []
+        if isinstance(node, ast.Call):
+            if isinstance(node.func, ast.Attribute) and (node.func.attr in _TEXT_METHODS or node.func.attr.startswith("assert")):
+                continue
+            children = [a for a in node.args if not isinstance(a, ast.Starred)]
+            children.extend(k.value for k in node.keywords)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.Return)) and node.value is not None:
+            children = [node.value]
+        elif isinstance(node, ast.Dict):
+            children = list(node.values)
+        for child in children:
+            if isinstance(child, (ast.Constant, ast.JoinedStr)):
+                yield child, node
+
+
+def _format_fields(value: str, units: list[tuple[int, int]]) -> tuple[str, list[tuple[int, int]]]:
+    """``{model}`` / ``%s`` in a plain string (filled by ``.format``/``%`` when it runs): unknown words."""
+    if "{" not in value and "%" not in value:
+        return value, units
+    chars = list(value)
+    out_units = list(units)
+    for m in _FORMAT_FIELD.finditer(value):
+        a, b = m.start(), m.end()
+        chars[a:b] = "$" + "_" * (b - a - 1)
+        whole = (units[a][0], units[b - 1][1])
+        out_units[a:b] = [whole] * (b - a)
+    return "".join(chars), out_units
