@@ -201,6 +201,31 @@ ENGINE_ONLY_FIELDS = frozenset({
 })
 
 
+# ServerArgs fields that argparse stores under another name: up to 0.5.13 `--tp-size` (whose first
+# option is `--tensor-parallel-size`) lands in `tensor_parallel_size`, and `from_cli_args` copies it
+# into the `tp_size` field (likewise pp, dp and ep); from 0.5.14 the dest is the field itself.
+_FIELD_OF_DEST = {
+    "tensor_parallel_size": "tp_size", "pipeline_parallel_size": "pp_size",
+    "data_parallel_size": "dp_size", "expert_parallel_size": "ep_size",
+}
+_DEST_OF_FIELD = {field: dest for dest, field in _FIELD_OF_DEST.items()}
+
+
+def field_flag(schema: Schema, key: str) -> Flag | None:
+    """The flag whose value the ServerArgs field ``key`` holds, or None when ``key`` is no field."""
+    if key in _NOT_FIELDS or key.startswith("_") or key in _FIELD_OF_DEST:
+        return None  # `tensor_parallel_size` is argparse's name, never a field
+    flag = schema.by_dest(key)
+    if flag is None and key in _DEST_OF_FIELD:
+        flag = schema.by_dest(_DEST_OF_FIELD[key])
+    return flag
+
+
+def field_name(flag: Flag) -> str:
+    """The ServerArgs field that holds ``flag``'s value."""
+    return _FIELD_OF_DEST.get(flag.dest, flag.dest)
+
+
 def unknown_word(span: Span) -> Token:
     """A word whose value is known only when the program runs (rules read it as not literal)."""
     return Token("$_", span, exact=False)
@@ -215,7 +240,7 @@ def engine_tokens(config: ConfigFile, schema: Schema) -> tuple[list[Token], list
     problems: list[ArgProblem] = []
     for entry in config.entries:
         key = entry.key.value
-        flag = schema.by_dest(key) if key not in _NOT_FIELDS and not key.startswith("_") else None
+        flag = field_flag(schema, key)
         if flag is None or not flag.long_options:
             if key in ENGINE_ONLY_FIELDS or key.startswith("_"):
                 continue

@@ -5,7 +5,7 @@ from collections.abc import Iterator
 from kimi_lsp.diagnostics import Applicability, Edit, Fix, Location, Severity
 from kimi_lsp.knowledge.retired_flags import RetiredFlag, retired
 from kimi_lsp.knowledge.schema import Flag, Schema
-from kimi_lsp.launch import ArgProblem, ArgProblemKind, Origin
+from kimi_lsp.launch import ArgProblem, ArgProblemKind, Origin, field_name
 from kimi_lsp.rules import _args
 from kimi_lsp.rules._base import FixAvailability, LaunchContext, Violation, rule
 from kimi_lsp.rules._fixes import replace_token_value
@@ -177,7 +177,7 @@ def _engine_keyword(ctx: LaunchContext, prob: ArgProblem) -> Iterator[Violation]
         flag = schema.exact(near) if near is not None else None
         if ctx.beyond_schema and not _args.near_miss(option, near):
             return  # may be a field added after the newest release kimi-lsp knows
-    guess = flag.dest if flag is not None and flag.dest != key else None
+    guess = field_name(flag) if flag is not None and field_name(flag) != key else None
     fixes: tuple[Fix, ...] = ()
     if guess is not None:
         title = f"Did you mean `{guess}`?"
