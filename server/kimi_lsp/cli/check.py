@@ -8,13 +8,13 @@ as not applied, with the reason.
 """
 from __future__ import annotations
 
-import argparse
 import os
 import stat
 import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from types import SimpleNamespace
 from typing import TYPE_CHECKING, TextIO
 
 from kimi_lsp import cache
@@ -111,7 +111,7 @@ def looks_like_launch_candidate_strict(path: Path) -> bool:
     return looks_like_launch_candidate(path) and discovery.pin_format(path) is None
 
 
-def usage_problems(ns: argparse.Namespace) -> list[str]:
+def usage_problems(ns: SimpleNamespace) -> list[str]:
     """Settings on the command line that are wrong. Each is a usage error (exit 2): a typo in
     ``--select`` must never turn rules off, nor an unknown GPU or release silently mean "any"."""
     out: list[str] = []
@@ -146,7 +146,7 @@ def usage_problems(ns: argparse.Namespace) -> list[str]:
     return out
 
 
-def _overrides(ns: argparse.Namespace) -> dict[str, object]:
+def _overrides(ns: SimpleNamespace) -> dict[str, object]:
     """Settings given on the command line (they win over kimi-lsp.toml / pyproject)."""
     out: dict[str, object] = {}
     sel, ign = _codes(ns.select), _codes(ns.ignore)
@@ -164,7 +164,7 @@ def _overrides(ns: argparse.Namespace) -> dict[str, object]:
 class _Run:
     """One ``--check`` run: the files, the settings overrides, and a fresh engine per lint."""
 
-    def __init__(self, ns: argparse.Namespace, cwd: Path) -> None:
+    def __init__(self, ns: SimpleNamespace, cwd: Path) -> None:
         self.cwd = cwd
         self.overrides = _overrides(ns)
         self.ws = Workspace(cwd)
@@ -199,7 +199,7 @@ def _explicit_files(paths: list[str], workspace: Workspace) -> list[Path] | None
     return out or None
 
 
-def _run_cache(ns: argparse.Namespace, workspace: Workspace, overrides: dict[str, object]) -> tuple[cache.Cache | None, list[Path] | None]:
+def _run_cache(ns: SimpleNamespace, workspace: Workspace, overrides: dict[str, object]) -> tuple[cache.Cache | None, list[Path] | None]:
     if ns.fix or ns.diff or not cache.enabled(ns.no_cache):
         return None, None
     files = _explicit_files(ns.paths, workspace)
@@ -208,7 +208,7 @@ def _run_cache(ns: argparse.Namespace, workspace: Workspace, overrides: dict[str
     return cache.Cache.for_run([str(f) for f in files], str(workspace.root), overrides), files
 
 
-def run_check(ns: argparse.Namespace) -> int:
+def run_check(ns: SimpleNamespace) -> int:
     bad = usage_problems(ns)
     if bad:
         for line in bad:
@@ -289,7 +289,7 @@ def _collector_for_batch() -> None:
     gc.set_threshold(10_000, 20, 20)
 
 
-def _exit_code(ns: argparse.Namespace, diags: list[Diagnostic], *, errors: bool, would_change: bool) -> int:
+def _exit_code(ns: SimpleNamespace, diags: list[Diagnostic], *, errors: bool, would_change: bool) -> int:
     if errors:
         return EXIT_ERROR
     if ns.exit_zero:
@@ -299,7 +299,7 @@ def _exit_code(ns: argparse.Namespace, diags: list[Diagnostic], *, errors: bool,
     return EXIT_FINDINGS if any(d.severity is Severity.ERROR for d in diags) else EXIT_OK
 
 
-def _report(ns: argparse.Namespace, fmt: str, diags: list[Diagnostic], pos: output.Positions, cwd: Path,
+def _report(ns: SimpleNamespace, fmt: str, diags: list[Diagnostic], pos: output.Positions, cwd: Path,
             n_files: int, engine_errors: list[str]) -> None:
     if ns.diff:
         pass  # stdout carries the diff alone
@@ -318,7 +318,7 @@ def _report(ns: argparse.Namespace, fmt: str, diags: list[Diagnostic], pos: outp
         stream.write(output.render_statistics(diags))
 
 
-def _fix(ns: argparse.Namespace, run: _Run, fmt: str) -> tuple[list[Diagnostic], output.Positions, bool, bool]:
+def _fix(ns: SimpleNamespace, run: _Run, fmt: str) -> tuple[list[Diagnostic], output.Positions, bool, bool]:
     """Apply (or, with --diff, show) the fixes. Returns the diagnostics to report, positions for
     them, whether a write failed, and whether --diff has changes to show."""
     from kimi_lsp import fixes
