@@ -1,7 +1,6 @@
 """Reporters: text, json, github, sarif. The engine's diagnostics in, one string out."""
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections import Counter
@@ -144,6 +143,8 @@ def render_json(diags: Sequence[Diagnostic], pos: Positions, cwd: Path, *, files
         "diagnostics": [diagnostic_json(d, pos, cwd) for d in diags],
         "summary": summary(diags, files),
     }
+    import json  # only here: a text report (pre-commit's) loads no JSON encoder
+
     return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
 
 
