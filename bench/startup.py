@@ -13,6 +13,8 @@ sglang-only``. Per project, interleaved (so that load changes hit every command 
 
 Prints a markdown table with medians and each figure as a ratio to the floor and to yamllint, and
 the targets of issue 16 (no-cache <= 1.2x floor and <= 0.7x yamllint; cache hit <= 1.05x floor).
+``--baseline KIMI_LSP`` adds another installed ``kimi-lsp`` (e.g. a venv built from main) to the
+same interleaved runs, so that a before/after comparison sees the same machine load.
 """
 from __future__ import annotations
 
@@ -63,7 +65,7 @@ def make_projects(root: Path) -> dict[str, Path]:
     return out
 
 
-def measure(proj: Path, repeat: int) -> dict[str, dict[str, float]]:
+def measure(proj: Path, repeat: int, baseline: str | None = None) -> dict[str, dict[str, float]]:
     py = str(harness.BIN / "python") if (harness.BIN / "python").exists() else sys.executable
     rel = "deploy/k3.yaml"
     cmds = {
@@ -72,6 +74,9 @@ def measure(proj: Path, repeat: int) -> dict[str, dict[str, float]]:
         "kimi-nocache": [harness.tool("kimi-lsp"), "--check", "--no-cache", rel],
         "yamllint": [harness.tool("yamllint"), rel],
     }
+    if baseline:
+        cmds["base-hit"] = [baseline, "--check", rel]
+        cmds["base-nocache"] = [baseline, "--check", "--no-cache", rel]
     return harness.interleaved(cmds, proj, repeat, warmup=3)
 
 
@@ -94,6 +99,15 @@ def report(results: dict[str, dict[str, dict[str, float]]], repeat: int, argv: s
         ok = h / f <= 1.05 and n / f <= 1.2 and n / y <= 0.7
         verdicts.append(f"{name}: targets (hit <= 1.05x floor, no-cache <= 1.2x floor and <= 0.7x yamllint) "
                         f"**{'met' if ok else 'not met'}**")
+    if any("base-hit" in res for res in results.values()):
+        lines += ["", "Baseline (`--baseline`), same interleaved runs:", "",
+                  "| project | baseline hit | baseline no-cache | hit / floor | no-cache / floor | no-cache / yamllint | this tree / baseline (hit, no-cache) |",
+                  "|---|---|---|---|---|---|---|"]
+        for name, res in results.items():
+            f, y = res["floor"]["wall"], res["yamllint"]["wall"]
+            bh, bn = res["base-hit"]["wall"], res["base-nocache"]["wall"]
+            lines.append(f"| {name} | {bh * 1000:.0f} ms | {bn * 1000:.0f} ms | {bh / f:.2f}x | {bn / f:.2f}x | {bn / y:.2f}x "
+                         f"| {res['kimi-hit']['wall'] / bh:.2f}x, {res['kimi-nocache']['wall'] / bn:.2f}x |")
     lines += ["", *verdicts, ""]
     return "\n".join(lines)
 
@@ -101,12 +115,13 @@ def report(results: dict[str, dict[str, dict[str, float]]], repeat: int, argv: s
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description="kimi-lsp one-file start-up benchmark (use bench/run --startup)")
     p.add_argument("--runs", type=int, default=21, help="interleaved runs per command (default 21)")
+    p.add_argument("--baseline", default=None, metavar="KIMI_LSP", help="another kimi-lsp executable to time alongside")
     ns = p.parse_args(argv)
     # a private cache directory: the hit runs must not read entries of another checkout
     with tempfile.TemporaryDirectory(prefix="kimi-startup-") as tmp:
         os.environ["XDG_CACHE_HOME"] = str(Path(tmp) / "cache")
         projects = make_projects(Path(tmp))
-        results = {name: measure(proj, ns.runs) for name, proj in projects.items()}
+        results = {name: measure(proj, ns.runs, ns.baseline) for name, proj in projects.items()}
     args = sys.argv[1:] if argv is None else argv
     print(report(results, ns.runs, "bench/run --startup " + " ".join(args)))
     return 0
