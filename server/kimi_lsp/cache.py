@@ -31,7 +31,9 @@ import marshal
 import os
 import sys
 import zlib
-from typing import Any
+TYPE_CHECKING = False  # typing itself is not imported: see _record.py
+if TYPE_CHECKING:
+    from typing import Any
 
 FORMAT = 2
 MAX_ENTRIES = 2048

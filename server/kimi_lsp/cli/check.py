@@ -15,14 +15,16 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 from types import SimpleNamespace
-from typing import TYPE_CHECKING, TextIO
 
 from kimi_lsp import cache
 from kimi_lsp.cli import output
 from kimi_lsp.diagnostics import Diagnostic, Severity
 from kimi_lsp.workspace import Workspace, record_touched, take_touched
 
+TYPE_CHECKING = False  # typing itself is not imported: see _record.py
 if TYPE_CHECKING:
+    from typing import TextIO
+
     from kimi_lsp.text import Span
     from kimi_lsp.workspace import SourceText
 

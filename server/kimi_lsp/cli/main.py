@@ -9,10 +9,10 @@ import os
 import sys
 from collections.abc import Sequence
 from types import SimpleNamespace
-from typing import TYPE_CHECKING
 
 from kimi_lsp import __version__
 
+TYPE_CHECKING = False  # typing itself is not imported: see _record.py
 if TYPE_CHECKING:
     import argparse
 

@@ -6,13 +6,16 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from kimi_lsp import __version__
 from kimi_lsp._record import dataclass
 from kimi_lsp.diagnostics import Diagnostic, Edit, Severity
 from kimi_lsp.text import Span
 from kimi_lsp.workspace import SourceText, Workspace
+
+TYPE_CHECKING = False  # typing itself is not imported: see _record.py
+if TYPE_CHECKING:
+    from typing import Any
 
 # C0 controls (but tab), DEL, C1 controls, and the Unicode line/paragraph separators and bidi
 # overrides that reorder what a terminal or log viewer shows
