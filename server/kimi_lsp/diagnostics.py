@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import enum
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from kimi_lsp._record import dataclass, field
 from kimi_lsp.text import Span
+
+TYPE_CHECKING = False  # typing itself is not imported: see _record.py
 
 if TYPE_CHECKING:
     # The wire form below: builtins only (path, start, end, ...), what marshal can store.

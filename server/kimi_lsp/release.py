@@ -53,15 +53,18 @@ _OFFICIAL_REPO = "lmsysorg/sglang"
 # ``v{version}-rocm{N}-{gpu}[-{YYYYMMDD}]``: ``version`` is the last release the build's source names,
 # the date when it was built. Evidence that narrows the release, never one release exactly.
 _DEV_BUILD_REPOS = ("rocm/sgl-dev",)
-_RELEASE_TAG = re.compile(
+# The patterns of this module are strings, compiled by re's own cache when first used: most runs
+# use none of them (a launch without an image, pip line, patch, submodule or README beside it),
+# and compiling all of them was a millisecond of every start.
+_RELEASE_TAG = (
     r"^v(?P<version>\d+(?:\.\d+){1,3}(?:(?:a|b|rc)\d+)?(?:\.post\d+)?)(?:-(?P<variant>[a-z0-9][a-z0-9._-]*))?$"
 )
-_DATED = re.compile(r"(?<!\d)(20\d\d)(0[1-9]|1[0-2])(0[1-9]|[12]\d|3[01])(?!\d)")  # nightly-dev-20251215
-_MOVING_TAG = re.compile(r"^(?P<name>latest|dev|nightly)(?:-[a-z0-9._-]*)?$")
-_TEMPLATE = re.compile(r"\{\{-?\s*(?P<expr>.*?)\s*-?\}\}")
-_SHELL_VAR = re.compile(r"\$\{?[A-Za-z_]")
+_DATED = r"(?<!\d)(20\d\d)(0[1-9]|1[0-2])(0[1-9]|[12]\d|3[01])(?!\d)"  # nightly-dev-20251215
+_MOVING_TAG = r"^(?P<name>latest|dev|nightly)(?:-[a-z0-9._-]*)?$"
+_TEMPLATE = r"\{\{-?\s*(?P<expr>.*?)\s*-?\}\}"
+_SHELL_VAR = r"\$\{?[A-Za-z_]"
 # A line that installs sglang (cheap gate before composing a whole YAML file)
-_INSTALLS_SGLANG = re.compile(r"\binstall\b[^\n]*\bsglang\b")
+_INSTALLS_SGLANG = r"\binstall\b[^\n]*\bsglang\b"
 
 
 @dataclass(frozen=True)
@@ -131,7 +134,7 @@ def resolve_release(cmd: LaunchCommand, governing: Governing | None, workspace: 
 # Where repositories keep the patches they apply to their dependencies.
 _PATCH_DIRS = ("patches", "patch")
 _PATCH_SUFFIXES = (".patch", ".diff")
-_ARGS_FILE = re.compile(r"(?m)^\+\+\+ [^\n]*sglang/srt/server_args\.py")
+_ARGS_FILE = r"(?m)^\+\+\+ [^\n]*sglang/srt/server_args\.py"
 _PATCH_SCAN_LIMIT = 2000  # directory entries looked at, at most (a patches tree, not a repository)
 
 
@@ -164,7 +167,7 @@ def sglang_args_patch(launch: Path, workspace: Workspace) -> str | None:
                     stack.append(e.path)
                 elif e.name.endswith(_PATCH_SUFFIXES) and e.is_file(follow_symlinks=False):
                     src = workspace.read(Path(e.path))
-                    if isinstance(src, SourceText) and _ARGS_FILE.search(src.text):
+                    if isinstance(src, SourceText) and re.search(_ARGS_FILE, src.text):
                         return Path(e.path).relative_to(root).as_posix()
     return None
 
@@ -218,8 +221,8 @@ def own_sglang_source(launch: Path, workspace: Workspace) -> str | None:
 
 
 # `url = https://github.com/kvcache-ai/sglang.git`: a repository named sglang, whoever owns it
-_SUBMODULE_URL = re.compile(r"^\s*url\s*=\s*(\S*?/sglang)(?:\.git)?/?\s*$", re.MULTILINE | re.IGNORECASE)
-_SUBMODULE_PATH = re.compile(r"^\s*path\s*=\s*(.+?)\s*$", re.MULTILINE)
+_SUBMODULE_URL = r"(?mi)^\s*url\s*=\s*(\S*?/sglang)(?:\.git)?/?\s*$"
+_SUBMODULE_PATH = r"(?m)^\s*path\s*=\s*(.+?)\s*$"
 
 
 def _sglang_submodule(root: Path, workspace: Workspace) -> str | None:
@@ -231,10 +234,10 @@ def _sglang_submodule(root: Path, workspace: Workspace) -> str | None:
     if not isinstance(src, SourceText) or "sglang" not in src.text.lower():
         return None
     for section in re.split(r"(?m)^\s*\[submodule\b", src.text)[1:]:
-        url = _SUBMODULE_URL.search(section)
+        url = re.search(_SUBMODULE_URL, section)
         if url is None:
             continue
-        path = _SUBMODULE_PATH.search(section)
+        path = re.search(_SUBMODULE_PATH, section)
         shown = path.group(1) if path else "sglang"
         return f"the git submodule `{shown}` from {url.group(1)}"
     return None
@@ -259,7 +262,7 @@ def image_release(cmd: LaunchCommand, workspace: Workspace) -> ImageRelease | No
             return None
         text, where = filled
         loc = where or loc
-    if _SHELL_VAR.search(text):
+    if re.search(_SHELL_VAR, text):
         if _OFFICIAL_REPO in text.split(":")[0]:
             return ImageRelease(True, None, text, loc, _variable_tag_why(text, cmd, workspace))
         return None
@@ -317,12 +320,12 @@ def parse_image(ref: str, location: Location) -> ImageRelease | None:
         if digest:
             return ImageRelease(True, None, ref, location, f"image `{ref}` is pinned by digest only, which names no release")
         return ImageRelease(True, None, ref, location, f"image `{ref}` has no tag, so it is `latest`, a moving tag")
-    m = _RELEASE_TAG.match(tag)
+    m = re.match(_RELEASE_TAG, tag)
     if m:
         return ImageRelease(True, m.group("version"), ref, location)
-    moving = _MOVING_TAG.match(tag)
+    moving = re.match(_MOVING_TAG, tag)
     if moving:
-        dated = _DATED.search(tag)
+        dated = re.search(_DATED, tag)
         if dated is not None:
             day = f"{dated.group(1)}-{dated.group(2)}-{dated.group(3)}"
             between = releases_around(day)
@@ -342,12 +345,12 @@ def parse_image(ref: str, location: Location) -> ImageRelease | None:
 def _dev_build(ref: str, tag: str, digest: str, location: Location) -> ImageRelease:
     """A ``rocm/sgl-dev`` build of main: the releases its source may lie between. Built on a
     known day: the releases around that day; else the release its tag names and the next one."""
-    m = _RELEASE_TAG.match(tag) if tag else None
+    m = re.match(_RELEASE_TAG, tag) if tag else None
     if m is None:
         why = f"image `{ref}` is pinned by digest only" if digest and not tag else f"image tag `{tag or 'latest'}` names no sglang release"
         return ImageRelease(True, None, ref, location, why)
     version = m.group("version")
-    dated = _DATED.search(tag)
+    dated = re.search(_DATED, tag)
     shipped = [v for v, _ in _release_dates()]
     if dated is not None:
         day = f"{dated.group(1)}-{dated.group(2)}-{dated.group(3)}"
@@ -369,9 +372,9 @@ def _dev_build(ref: str, tag: str, digest: str, location: Location) -> ImageRele
 
 # A README next to a script often says which image or release the script runs in ("start the
 # container `rocm/sgl-dev:v0.5.8-rocm700-mi35x-20260202`, then run start_decode.sh").
-_DOC_NAMES = re.compile(r"(?i)^(readme(\.[a-z]+)?|.*\.(md|mdx|rst|txt))$")
-_DOC_IMAGE = re.compile(r"(?<![\w./-])((?:[\w.-]+/)*(?:lmsysorg/sglang|rocm/sgl-dev)(?::[\w.-]+)?)(?![\w/])")
-_DOC_PIN = re.compile(r"(?<![\w.-])sglang(?:\[[\w,\s-]*\])?\s*==\s*v?(\d+(?:\.\d+){1,3}(?:\.post\d+)?)(?![\w.])")
+_DOC_NAMES = r"(?i)^(readme(\.[a-z]+)?|.*\.(md|mdx|rst|txt))$"
+_DOC_IMAGE = r"(?<![\w./-])((?:[\w.-]+/)*(?:lmsysorg/sglang|rocm/sgl-dev)(?::[\w.-]+)?)(?![\w/])"
+_DOC_PIN = r"(?<![\w.-])sglang(?:\[[\w,\s-]*\])?\s*==\s*v?(\d+(?:\.\d+){1,3}(?:\.post\d+)?)(?![\w.])"
 _DOC_FILES = 8  # documents read per directory, at most
 _DOC_BYTES = 256 * 1024
 
@@ -395,7 +398,7 @@ def doc_hints(launch: Path, workspace: Workspace) -> tuple[tuple[str, ...], Loca
     from kimi_lsp.workspace import touched
 
     try:
-        names = sorted(n for n in os.listdir(launch.parent) if _DOC_NAMES.match(n) and n != launch.name)
+        names = sorted(n for n in os.listdir(launch.parent) if re.match(_DOC_NAMES, n) and n != launch.name)
     except OSError:
         return None
     touched(launch.parent)  # a README added later changes the answer: the cache must see it
@@ -407,7 +410,7 @@ def doc_hints(launch: Path, workspace: Workspace) -> tuple[tuple[str, ...], Loca
         text = workspace.text(path)
         if text is None or len(text) > _DOC_BYTES or "sgl" not in text:
             continue
-        for m in _DOC_IMAGE.finditer(text):
+        for m in re.finditer(_DOC_IMAGE, text):
             img = parse_image(m.group(1), Location(path, Span(m.start(1), m.end(1))))
             if img is None:
                 continue
@@ -416,7 +419,7 @@ def doc_hints(launch: Path, workspace: Workspace) -> tuple[tuple[str, ...], Loca
             if new:
                 found.extend(new)
                 first = first or (img.location, f"image `{m.group(1)}`")
-        for m in _DOC_PIN.finditer(text):
+        for m in re.finditer(_DOC_PIN, text):
             if m.group(1) in shipped and m.group(1) not in found:
                 found.append(m.group(1))
                 first = first or (Location(path, Span(m.start(), m.end())), f"`{m.group(0)}`")
@@ -441,7 +444,7 @@ def _fill_helm(text: str, launch: Path, workspace: Workspace) -> tuple[str, Loca
     where: Location | None = None
     out: list[str] = []
     pos = 0
-    for m in _TEMPLATE.finditer(text):
+    for m in re.finditer(_TEMPLATE, text):
         got = _eval_helm(m.group("expr"), chart, values, meta)
         if got is None:
             return None
@@ -568,7 +571,7 @@ def yaml_pip_release(path: Path, workspace: Workspace) -> ReleaseResolution | No
     from kimi_lsp.workspace import SourceText
 
     src = workspace.read(path)
-    if not isinstance(src, SourceText) or not _INSTALLS_SGLANG.search(src.text):
+    if not isinstance(src, SourceText) or not re.search(_INSTALLS_SGLANG, src.text):
         return None
     memo: dict[Path, tuple[SourceText, ReleaseResolution | None]] = workspace.__dict__.setdefault("_kimi_lsp_yaml_pip", {})
     hit = memo.get(path)

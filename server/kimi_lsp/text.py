@@ -9,11 +9,10 @@ from __future__ import annotations
 
 import bisect
 import re
-from typing import Generic, TypeVar
+from types import GenericAlias
 
 from kimi_lsp._record import dataclass
 
-T = TypeVar("T")
 _NEWLINE = re.compile(r"\r\n|\r|\n")
 _END = re.Match.end
 
@@ -39,12 +38,28 @@ class Span:
         return Span(min(self.start, other.start), max(self.end, other.end))
 
 
-@dataclass(frozen=True, slots=True)
-class Located(Generic[T]):
-    """A value and where its text sits in the file."""
+TYPE_CHECKING = False  # typing itself is not imported: see _record.py
+if TYPE_CHECKING:
+    from typing import Any, Generic, TypeVar
 
-    value: T
-    span: Span
+    T = TypeVar("T")
+
+    @dataclass(frozen=True, slots=True)
+    class Located(Generic[T]):
+        """A value and where its text sits in the file."""
+
+        value: T
+        span: Span
+
+else:
+
+    @dataclass(frozen=True, slots=True)
+    class Located:
+        """A value and where its text sits in the file (generic for mypy: the branch above)."""
+
+        value: Any
+        span: Span
+        __class_getitem__ = classmethod(GenericAlias)  # Located[int] still works at run time
 
 
 class LineIndex:

@@ -60,12 +60,12 @@ def test_readers_never_raise(text: str, name: str, force: Surface | None) -> Non
 
 
 def test_read_surface_turns_a_reader_bug_into_a_note(monkeypatch: pytest.MonkeyPatch) -> None:
-    import kimi_lsp.surfaces as surfaces
+    import kimi_lsp.surfaces.shell as shell  # read_surface imports the shell reader from there when it runs
 
     def boom(*args: object, **kwargs: object) -> SurfaceResult:
         raise RuntimeError("bug")
 
-    monkeypatch.setattr(surfaces, "read_shell", boom)
+    monkeypatch.setattr(shell, "read_shell", boom)
     result = read_surface(SourceText(Path("/fuzz/run.sh"), "python -m sglang.launch_server"))
     assert result.launches == () and result.notes and "RuntimeError: bug" in result.notes[0]
 

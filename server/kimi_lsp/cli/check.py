@@ -8,21 +8,23 @@ as not applied, with the reason.
 """
 from __future__ import annotations
 
-import argparse
 import os
 import stat
 import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
+from types import SimpleNamespace
 
 from kimi_lsp import cache
 from kimi_lsp.cli import output
 from kimi_lsp.diagnostics import Diagnostic, Severity
 from kimi_lsp.workspace import Workspace, record_touched, take_touched
 
+TYPE_CHECKING = False  # typing itself is not imported: see _record.py
 if TYPE_CHECKING:
+    from typing import TextIO
+
     from kimi_lsp.text import Span
     from kimi_lsp.workspace import SourceText
 
@@ -111,7 +113,7 @@ def looks_like_launch_candidate_strict(path: Path) -> bool:
     return looks_like_launch_candidate(path) and discovery.pin_format(path) is None
 
 
-def usage_problems(ns: argparse.Namespace) -> list[str]:
+def usage_problems(ns: SimpleNamespace) -> list[str]:
     """Settings on the command line that are wrong. Each is a usage error (exit 2): a typo in
     ``--select`` must never turn rules off, nor an unknown GPU or release silently mean "any"."""
     out: list[str] = []
@@ -146,7 +148,7 @@ def usage_problems(ns: argparse.Namespace) -> list[str]:
     return out
 
 
-def _overrides(ns: argparse.Namespace) -> dict[str, object]:
+def _overrides(ns: SimpleNamespace) -> dict[str, object]:
     """Settings given on the command line (they win over kimi-lsp.toml / pyproject)."""
     out: dict[str, object] = {}
     sel, ign = _codes(ns.select), _codes(ns.ignore)
@@ -164,7 +166,7 @@ def _overrides(ns: argparse.Namespace) -> dict[str, object]:
 class _Run:
     """One ``--check`` run: the files, the settings overrides, and a fresh engine per lint."""
 
-    def __init__(self, ns: argparse.Namespace, cwd: Path) -> None:
+    def __init__(self, ns: SimpleNamespace, cwd: Path) -> None:
         self.cwd = cwd
         self.overrides = _overrides(ns)
         self.ws = Workspace(cwd)
@@ -199,7 +201,7 @@ def _explicit_files(paths: list[str], workspace: Workspace) -> list[Path] | None
     return out or None
 
 
-def _run_cache(ns: argparse.Namespace, workspace: Workspace, overrides: dict[str, object]) -> tuple[cache.Cache | None, list[Path] | None]:
+def _run_cache(ns: SimpleNamespace, workspace: Workspace, overrides: dict[str, object]) -> tuple[cache.Cache | None, list[Path] | None]:
     if ns.fix or ns.diff or not cache.enabled(ns.no_cache):
         return None, None
     files = _explicit_files(ns.paths, workspace)
@@ -208,7 +210,7 @@ def _run_cache(ns: argparse.Namespace, workspace: Workspace, overrides: dict[str
     return cache.Cache.for_run([str(f) for f in files], str(workspace.root), overrides), files
 
 
-def run_check(ns: argparse.Namespace) -> int:
+def run_check(ns: SimpleNamespace) -> int:
     bad = usage_problems(ns)
     if bad:
         for line in bad:
@@ -237,6 +239,7 @@ def run_check(ns: argparse.Namespace) -> int:
             _report(ns, fmt, diags, output.Positions(ws), cwd, len(cached_files), [])
             return _exit_code(ns, diags, errors=False, would_change=False)
 
+    _young_collections_rarely()  # before the engine is imported: its import allocates a lot too
     run = _Run(ns, cwd)
     for e in run.errors:
         print(f"kimi-lsp: error: {output.printable(e)}", file=sys.stderr)
@@ -259,7 +262,7 @@ def run_check(ns: argparse.Namespace) -> int:
             store.prepare()
             started = time.time()
             record_touched()
-        _collector_for_batch()
+        _freeze_loaded()
         try:
             diags, run.engine_errors = batch.lint_files(run.files, cwd, run.overrides, jobs=ns.jobs)
         finally:
@@ -278,18 +281,24 @@ def run_check(ns: argparse.Namespace) -> int:
     return _exit_code(ns, diags, errors=False, would_change=would_change)
 
 
-def _collector_for_batch() -> None:
-    """A lint allocates many short-lived objects and keeps few: collect young objects every
-    10,000 allocations rather than 700, and leave what is loaded by now (modules, the schema)
-    out of full collections. About 2 % of a large run; a process of its own, so nothing else
-    is affected (forked workers inherit it)."""
+def _young_collections_rarely() -> None:
+    """A lint allocates many short-lived objects and keeps few, and so does importing the
+    engine: collect young objects every 10,000 allocations rather than 700 (about 2 % of a large
+    run, 1 % of a one-file run). A process of its own, so nothing else is affected (forked
+    workers inherit it)."""
     import gc
 
-    gc.freeze()
     gc.set_threshold(10_000, 20, 20)
 
 
-def _exit_code(ns: argparse.Namespace, diags: list[Diagnostic], *, errors: bool, would_change: bool) -> int:
+def _freeze_loaded() -> None:
+    """Leave what is loaded by now (modules, records, the schema) out of full collections."""
+    import gc
+
+    gc.freeze()
+
+
+def _exit_code(ns: SimpleNamespace, diags: list[Diagnostic], *, errors: bool, would_change: bool) -> int:
     if errors:
         return EXIT_ERROR
     if ns.exit_zero:
@@ -299,7 +308,7 @@ def _exit_code(ns: argparse.Namespace, diags: list[Diagnostic], *, errors: bool,
     return EXIT_FINDINGS if any(d.severity is Severity.ERROR for d in diags) else EXIT_OK
 
 
-def _report(ns: argparse.Namespace, fmt: str, diags: list[Diagnostic], pos: output.Positions, cwd: Path,
+def _report(ns: SimpleNamespace, fmt: str, diags: list[Diagnostic], pos: output.Positions, cwd: Path,
             n_files: int, engine_errors: list[str]) -> None:
     if ns.diff:
         pass  # stdout carries the diff alone
@@ -318,7 +327,7 @@ def _report(ns: argparse.Namespace, fmt: str, diags: list[Diagnostic], pos: outp
         stream.write(output.render_statistics(diags))
 
 
-def _fix(ns: argparse.Namespace, run: _Run, fmt: str) -> tuple[list[Diagnostic], output.Positions, bool, bool]:
+def _fix(ns: SimpleNamespace, run: _Run, fmt: str) -> tuple[list[Diagnostic], output.Positions, bool, bool]:
     """Apply (or, with --diff, show) the fixes. Returns the diagnostics to report, positions for
     them, whether a write failed, and whether --diff has changes to show."""
     from kimi_lsp import fixes

@@ -5,41 +5,114 @@ subcommand needs it.
 """
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 from collections.abc import Sequence
+from types import SimpleNamespace
 
 from kimi_lsp import __version__
+
+TYPE_CHECKING = False  # typing itself is not imported: see _record.py
+if TYPE_CHECKING:
+    import argparse
+
+# argparse is imported only where it is used: the common `--check FILE ...` is read without it.
 
 SUBCOMMANDS = ("serve", "verify", "rules", "explain", "export", "check")
 
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
 
+# --check's options, described once: ``_check_parser`` builds argparse from this table and
+# ``_plain_check_args`` reads the common case with it. (flags, dest, kind, metavar/choices, help)
+_FLAG, _TEXT, _INT = "flag", "text", "int"
+FORMATS = ("text", "json", "sarif", "github")
+CHECK_OPTIONS: tuple[tuple[tuple[str, ...], str, str, tuple[str, ...] | None, str], ...] = (
+    (("--check",), "check", _FLAG, None, "lint PATHs (files or directories; default: .)"),
+    (("--format",), "format", _TEXT, FORMATS, "output format (default: text; github under GitHub Actions)"),
+    (("--fix",), "fix", _FLAG, None, "apply safe fixes"),
+    (("--unsafe-fixes",), "unsafe_fixes", _FLAG, None, "also apply unsafe fixes (with --fix or --diff)"),
+    (("--diff",), "diff", _FLAG, None, "print the fixes as a unified diff instead of writing them"),
+    (("--select",), "select", _TEXT, None, "comma-separated codes or prefixes to report"),
+    (("--ignore",), "ignore", _TEXT, None, "comma-separated codes or prefixes to ignore"),
+    (("--exit-zero",), "exit_zero", _FLAG, None, "exit 0 even when errors are found"),
+    (("--statistics",), "statistics", _FLAG, None, "print counts per rule"),
+    (("-q", "--quiet"), "quiet", _FLAG, None, "only the diagnostic lines"),
+    (("--sglang-version",), "sglang_version", _TEXT, None, "sglang release whose argument schema applies"),
+    (("--target-gpu",), "target_gpu", _TEXT, None, "GPU the launches run on (e.g. b200, h200, sm90)"),
+    (("--no-cache",), "no_cache", _FLAG, None, "neither read nor write the result cache (~/.cache/kimi-lsp)"),
+    (("--jobs", "-j"), "jobs", _INT, None, "worker processes for large trees (default: automatic)"),
+)
+
+
 def _check_parser() -> argparse.ArgumentParser:
+    import argparse
+
     p = argparse.ArgumentParser(
         prog="kimi-lsp",
         description="Catch sglang launch failures (Kimi-K3 DCP vs old flashinfer pins, bad flags) before launch.",
         epilog="Subcommands: serve, verify, rules, explain CODE, export. `kimi-lsp` alone runs the language server on stdio.",
     )
     p.add_argument("--version", action="version", version=f"kimi-lsp {__version__}")
-    p.add_argument("--check", action="store_true", help="lint PATHs (files or directories; default: .)")
-    p.add_argument("paths", nargs="*", metavar="PATH", help="files or directories; a pin file means the launches it governs")
-    p.add_argument("--format", choices=("text", "json", "sarif", "github"), default=None, help="output format (default: text; github under GitHub Actions)")
-    p.add_argument("--fix", action="store_true", help="apply safe fixes")
-    p.add_argument("--unsafe-fixes", action="store_true", help="also apply unsafe fixes (with --fix or --diff)")
-    p.add_argument("--diff", action="store_true", help="print the fixes as a unified diff instead of writing them")
-    p.add_argument("--select", default=None, help="comma-separated codes or prefixes to report")
-    p.add_argument("--ignore", default=None, help="comma-separated codes or prefixes to ignore")
-    p.add_argument("--exit-zero", action="store_true", help="exit 0 even when errors are found")
-    p.add_argument("--statistics", action="store_true", help="print counts per rule")
-    p.add_argument("-q", "--quiet", action="store_true", help="only the diagnostic lines")
-    p.add_argument("--sglang-version", default=None, help="sglang release whose argument schema applies")
-    p.add_argument("--target-gpu", default=None, help="GPU the launches run on (e.g. b200, h200, sm90)")
-    p.add_argument("--no-cache", action="store_true", help="neither read nor write the result cache (~/.cache/kimi-lsp)")
-    p.add_argument("--jobs", "-j", type=int, default=None, help="worker processes for large trees (default: automatic)")
+    for flags, dest, kind, choices, doc in CHECK_OPTIONS:
+        if kind == _FLAG:
+            p.add_argument(*flags, dest=dest, action="store_true", help=doc)
+        elif kind == _INT:
+            p.add_argument(*flags, dest=dest, type=int, default=None, help=doc)
+        else:
+            p.add_argument(*flags, dest=dest, choices=choices, default=None, help=doc)
+        if dest == "check":  # the positional sits after --check in the help, as it always has
+            p.add_argument("paths", nargs="*", metavar="PATH", help="files or directories; a pin file means the launches it governs")
     return p
+
+
+def _plain_check_args(args: list[str]) -> SimpleNamespace | None:
+    """The options argparse would make of ``args`` when they are plain: exact option names,
+    valid values, the PATHs in one run. None for anything else (help, --version, a prefix of an
+    option, a bad value, a PATH starting with ``-``, ...), which argparse then reads, errors and
+    all. Importing argparse (with gettext, locale and shutil) and building the parser cost
+    about 8 ms, a quarter of a result-cache hit (tests/unit/test_check_args.py compares the two
+    readings)."""
+    by_flag = {f: (dest, kind, choices) for flags, dest, kind, choices, _doc in CHECK_OPTIONS for f in flags}
+    values: dict[str, object] = {dest: (False if kind == _FLAG else None) for _f, dest, kind, _c, _d in CHECK_OPTIONS}
+    paths: list[str] = []
+    paths_ended = False  # argparse takes one run of PATHs; a second run is "unrecognized arguments"
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        i += 1
+        if not arg.startswith("-"):
+            if paths_ended:
+                return None
+            paths.append(arg)
+            continue
+        if paths:
+            paths_ended = True
+        name, eq, attached = arg.partition("=")
+        known = by_flag.get(name)
+        if known is None or (eq and not name.startswith("--")):
+            return None
+        dest, kind, choices = known
+        if kind == _FLAG:
+            if eq:
+                return None
+            values[dest] = True
+            continue
+        if not eq:
+            if i >= len(args) or args[i].startswith("-"):
+                return None
+            attached = args[i]
+            i += 1
+        if choices is not None and attached not in choices:
+            return None
+        if kind == _INT:
+            try:
+                values[dest] = int(attached)
+            except ValueError:
+                return None
+        else:
+            values[dest] = attached
+    return SimpleNamespace(paths=paths, **values)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -67,11 +140,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return export_cmd(args[1:])
     if head == "check":
         args = ["--check", *args[1:]]
-    parser = _check_parser()
-    try:
-        ns = parser.parse_args(args)
-    except SystemExit as exc:
-        return int(exc.code or 0) if exc.code in (0, None) else EXIT_ERROR
+    ns = _plain_check_args(args)
+    if ns is None or not ns.check:
+        parser = _check_parser()
+        try:
+            ns = SimpleNamespace(**vars(parser.parse_args(args)))
+        except SystemExit as exc:
+            return int(exc.code or 0) if exc.code in (0, None) else EXIT_ERROR
     if not ns.check:
         parser.print_usage(sys.stderr)
         print("kimi-lsp: error: nothing to do; use --check [PATH ...], serve, verify, rules or explain", file=sys.stderr)
@@ -87,6 +162,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _serve(argv: list[str]) -> int:
+    import argparse
+
     p = argparse.ArgumentParser(prog="kimi-lsp serve", description="Run the kimi-lsp language server.")
     p.add_argument("--stdio", action="store_true", help="use stdio (default)")
     p.add_argument("--tcp", action="store_true", help="listen on TCP instead of stdio")

@@ -1,19 +1,21 @@
 """Reporters: text, json, github, sarif. The engine's diagnostics in, one string out."""
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from kimi_lsp import __version__
 from kimi_lsp._record import dataclass
 from kimi_lsp.diagnostics import Diagnostic, Edit, Severity
 from kimi_lsp.text import Span
 from kimi_lsp.workspace import SourceText, Workspace
+
+TYPE_CHECKING = False  # typing itself is not imported: see _record.py
+if TYPE_CHECKING:
+    from typing import Any
 
 # C0 controls (but tab), DEL, C1 controls, and the Unicode line/paragraph separators and bidi
 # overrides that reorder what a terminal or log viewer shows
@@ -144,6 +146,8 @@ def render_json(diags: Sequence[Diagnostic], pos: Positions, cwd: Path, *, files
         "diagnostics": [diagnostic_json(d, pos, cwd) for d in diags],
         "summary": summary(diags, files),
     }
+    import json  # only here: a text report (pre-commit's) loads no JSON encoder
+
     return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
 
 

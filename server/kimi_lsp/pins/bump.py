@@ -17,9 +17,7 @@ from packaging.version import InvalidVersion, Version
 from kimi_lsp._record import dataclass
 from kimi_lsp.diagnostics import Edit
 from kimi_lsp.pins._pep508 import COMPANIONS, FLASHINFER, normalize_spec
-from kimi_lsp.pins.conda_env import conda_to_pep440
 from kimi_lsp.pins.model import Pin, PinFormat, PinSource
-from kimi_lsp.pins.pyproject import poetry_to_pep440
 from kimi_lsp.text import Span
 
 _VERSION_RE = re.compile(r"v?[0-9][0-9A-Za-z.!+_-]*")
@@ -52,9 +50,14 @@ def _style(source: PinSource, pin: Pin) -> str:
 
 
 def _to_pep440(text: str, style: str) -> str | None:
+    # the pyproject and conda readers load only when a pin of theirs is bumped
     if style == "poetry":
+        from kimi_lsp.pins.pyproject import poetry_to_pep440
+
         return poetry_to_pep440(text)
     if style == "conda":
+        from kimi_lsp.pins.conda_env import conda_to_pep440
+
         return conda_to_pep440(text)
     return normalize_spec(text)
 

@@ -19,8 +19,6 @@ from kimi_lsp.surfaces.detect import (
     guess_by_name,
     root_keys,
 )
-from kimi_lsp.surfaces.dockerfile import read_dockerfile
-from kimi_lsp.surfaces.markdown import read_markdown
 from kimi_lsp.surfaces.model import (
     ConfigEntry,
     ConfigFile,
@@ -31,11 +29,9 @@ from kimi_lsp.surfaces.model import (
     SurfaceResult,
     SyntaxProblem,
     Token,
+    mentions_sglang,
 )
-from kimi_lsp.surfaces.shell import mentions_sglang, read_shell
-from kimi_lsp.surfaces.toml_profile import read_toml
 from kimi_lsp.surfaces.yaml_config import as_problem, read_config_yaml
-from kimi_lsp.surfaces.yaml_embedded import read_embedded
 from kimi_lsp.syntax import yaml as syntax_yaml
 from kimi_lsp.workspace import SourceText
 
@@ -53,6 +49,9 @@ __all__ = [
     "read_surface",
 ]
 
+# The readers of the other surfaces (shell, Dockerfile, TOML profile, Markdown, YAML that embeds
+# launches) are imported with the first file that needs them: a pre-commit run over one --config
+# YAML loads none of them (eight modules and the shell lexer's regexes).
 _YAML_SURFACES = frozenset({Surface.CONFIG_YAML, Surface.KUBERNETES, Surface.COMPOSE, Surface.CI_YAML})
 
 
@@ -88,14 +87,22 @@ def read_surface_strict(
     path, text = source.path, source.text
     kind = force if force is not None else guess_by_name(path, text)
     if kind == Surface.DOCKERFILE:
+        from kimi_lsp.surfaces.dockerfile import read_dockerfile
+
         return read_dockerfile(path, text)
     if kind == Surface.SHELL:
+        from kimi_lsp.surfaces.shell import read_shell
+
         return read_shell(path, text)
     if kind == Surface.TOML:
+        from kimi_lsp.surfaces.toml_profile import read_toml
+
         return read_toml(path, text, forced=force is not None)
     if kind == "yaml" or kind in _YAML_SURFACES:
         return _read_yaml(path, text, is_sglang_key, near_sglang_key, force)
     if kind == Surface.MARKDOWN:
+        from kimi_lsp.surfaces.markdown import read_markdown
+
         return read_markdown(path, text, lambda p, view: _read_yaml(p, view, is_sglang_key, near_sglang_key, None))
     if kind == Surface.NOTEBOOK or kind == Surface.PYTHON:
         if not mentions_sglang(text):
@@ -152,4 +159,6 @@ def _read_yaml(
         return SurfaceResult(problems=problems, is_launch_file=bool(problems) and mentions_sglang(text))
     if not loaded.docs and problems:
         return SurfaceResult(problems=problems, is_launch_file=force is not None or mentions_sglang(text))
+    from kimi_lsp.surfaces.yaml_embedded import read_embedded
+
     return read_embedded(path, ytext, loaded, surface, masked=masked, written=text)

@@ -19,7 +19,6 @@ from yaml.nodes import MappingNode, Node, ScalarNode
 from kimi_lsp._record import dataclass
 from kimi_lsp.syntax import yaml as _yaml
 from kimi_lsp.surfaces.model import Surface
-from kimi_lsp.surfaces.toml_profile import has_sglang_table
 
 SHELL_SUFFIXES = frozenset({".sh", ".bash", ".zsh", ".ksh", ".sbatch", ".slurm", ".pbs"})
 YAML_SUFFIXES = frozenset({".yaml", ".yml"})
@@ -99,6 +98,8 @@ def guess_by_name(path: Path, text: str) -> Surface | Literal["yaml"] | None:
     if suffix in SHELL_SUFFIXES:
         return Surface.SHELL
     if suffix == ".toml":
+        from kimi_lsp.surfaces.toml_profile import has_sglang_table  # with the first TOML file
+
         return Surface.TOML if has_sglang_table(text) else None
     if suffix in YAML_SUFFIXES:
         return "yaml"

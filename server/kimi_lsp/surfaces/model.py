@@ -102,3 +102,7 @@ class SurfaceResult:
     # Whether the file is (or looks like) a launch file at all; unrelated files produce nothing.
     is_launch_file: bool = False
     notes: tuple[str, ...] = field(default=())
+
+
+def mentions_sglang(text: str) -> bool:
+    return "sglang" in text.lower()

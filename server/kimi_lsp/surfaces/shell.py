@@ -22,6 +22,7 @@ from kimi_lsp.surfaces.model import (
     SurfaceResult,
     SyntaxProblem,
     Token,
+    mentions_sglang,  # re-exported: it lives in model so that the YAML readers need no shell lexer
 )
 from kimi_lsp.syntax.shell import (  # re-exported: the surfaces read shell text through these
     ASSIGN_RE,
@@ -804,10 +805,6 @@ def find_launches(
     """The launches in a shell text (a script, or a script embedded at ``base`` in another file)."""
     ctx = LaunchContext(path, surface, path.parent)
     return launches_in_source(FlatSource(text, base), ctx, env)
-
-
-def mentions_sglang(text: str) -> bool:
-    return "sglang" in text.lower()
 
 
 def read_shell(path: Path, text: str) -> SurfaceResult:
