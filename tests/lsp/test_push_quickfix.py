@@ -91,3 +91,41 @@ async def test_pin_file_open_in_editor_updates_launch(project: Path) -> None:
         bump = await client.code_action_resolve_async(next(a for a in actions if a.title.startswith("Bump")))
         (tde,) = bump.edit.document_changes
         assert tde.text_document.version == 3
+
+
+@pytest.mark.parametrize(("name", "language", "text", "pin_line", "severity"), [
+    # a Markdown deploy guide: the launch in a console block, the pin in the project's
+    # requirements.txt (a guess at what its reader installs: a warning, the bump still offered)
+    ("DEPLOY.md", "markdown",
+     "# Deploy\n\n```console\n$ python -m sglang.launch_server --model-path moonshotai/Kimi-K3 \\\n"
+     "    --dcp-size 8 --decode-attention-backend cutedsl_mla\n```\n", 4, T.DiagnosticSeverity.Warning),
+    # Python: sglang.Engine keywords, run in the project's environment
+    ("serve.py", "python",
+     'import sglang as sgl\n\nengine = sgl.Engine(model_path="moonshotai/Kimi-K3", dcp_size=8,\n'
+     '                    decode_attention_backend="cutedsl_mla")\n', 3, T.DiagnosticSeverity.Error),
+])
+async def test_kl101_quickfix_from_documentation_and_code(
+    project: Path, name: str, language: str, text: str, pin_line: int, severity: T.DiagnosticSeverity
+) -> None:
+    (project / name).write_text(text)
+    async with lsp(project, push_capabilities()) as client:
+        u = open_doc(client, project / name, language)
+        diags = await diagnostics(client, u, lambda ds: any(d.code == "KL101" for d in ds))
+        d = next(d for d in diags if d.code == "KL101")
+        assert d.severity == severity and d.range.start.line == pin_line
+        actions = await client.text_document_code_action_async(
+            T.CodeActionParams(text_document=T.TextDocumentIdentifier(uri=u), range=d.range,
+                               context=T.CodeActionContext(diagnostics=[d]))
+        )
+        bump = next(a for a in actions if a.title.startswith("Bump flashinfer-python"))
+        resolved = await client.code_action_resolve_async(bump)
+        (tde,) = resolved.edit.document_changes
+        assert tde.text_document.uri == uri(project / "requirements.txt")
+        apply_workspace_edit(resolved.edit)
+        assert (project / "requirements.txt").read_text() == "flashinfer-python==0.6.17\n"
+        client.workspace_did_change_watched_files(
+            T.DidChangeWatchedFilesParams(
+                changes=[T.FileEvent(uri=uri(project / "requirements.txt"), type=T.FileChangeType.Changed)]
+            )
+        )
+        await diagnostics(client, u, lambda ds: not any(x.code == "KL101" for x in ds))
