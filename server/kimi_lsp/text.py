@@ -137,3 +137,19 @@ def column_from_utf8(line_text: str, units: int) -> int:
             return i
         count += len(ch.encode("utf-8", "surrogatepass"))
     return len(line_text)
+
+
+def line_spans(text: str) -> list[tuple[int, int]]:
+    """(start, end) of each line of ``text``, the end before its line break (``\n`` or ``\r\n``);
+    a text that ends with a line break has no empty last line."""
+    out: list[tuple[int, int]] = []
+    pos, n = 0, len(text)
+    while pos < n:
+        nl = text.find("\n", pos)
+        if nl < 0:
+            out.append((pos, n))
+            break
+        end = nl - 1 if nl > pos and text[nl - 1] == "\r" else nl
+        out.append((pos, end))
+        pos = nl + 1
+    return out

@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterable, Sequence
 
 from kimi_lsp._record import dataclass
-from kimi_lsp.text import Span
+from kimi_lsp.text import Span, line_spans
 
 SHELL_LANGS = frozenset({
     "", "sh", "bash", "shell", "zsh", "ksh", "console", "shell-session", "shellsession", "terminal",
@@ -50,23 +50,6 @@ class CodeBlock:
     closed: bool  # a Markdown fence that runs to the end of the document is not
 
 
-def _lines(text: str) -> list[tuple[int, int]]:
-    """(start, end) of each line, the end before its newline."""
-    out: list[tuple[int, int]] = []
-    pos = 0
-    n = len(text)
-    while pos <= n:
-        nl = text.find("\n", pos)
-        if nl < 0:
-            if pos < n:
-                out.append((pos, n))
-            break
-        end = nl - 1 if nl > pos and text[nl - 1] == "\r" else nl
-        out.append((pos, end))
-        pos = nl + 1
-    return out
-
-
 def _lang(info: str) -> str:
     word = info.split(None, 1)[0] if info.split() else ""
     word = word.strip("{}.").split(",", 1)[0]  # ```{bash}, ```.sh, ```bash,ignore
@@ -79,7 +62,7 @@ def fences(text: str) -> list[CodeBlock]:
     fence runs to the end of the document)."""
     if "```" not in text and "~~~" not in text:
         return []
-    lines = _lines(text)
+    lines = line_spans(text)
     out: list[CodeBlock] = []
     i = 0
     while i < len(lines):
@@ -108,7 +91,7 @@ def rst_blocks(text: str) -> list[CodeBlock]:
     document: options (``:linenos:``), a blank line, then the lines indented past the directive."""
     if ".." not in text:
         return []
-    lines = _lines(text)
+    lines = line_spans(text)
     out: list[CodeBlock] = []
     i = 0
     while i < len(lines):
@@ -153,7 +136,7 @@ def code_view(text: str, blocks: Iterable[CodeBlock], *, shell: bool = False) ->
 def _copy_block(text: str, block: CodeBlock, out: list[str], shell: bool) -> None:
     body = text[block.body.start : block.body.end]
     base = block.body.start
-    spans = [(a + base, b + base) for a, b in _lines(body)]
+    spans = [(a + base, b + base) for a, b in line_spans(body)]
     prompted = shell and any(_PROMPT.match(text, a, b) for a, b in spans)
     continues = False
     previous: int | None = None
@@ -194,7 +177,7 @@ def _placeholders(line: str) -> str:
 def looks_like_yaml(text: str, block: CodeBlock) -> bool:
     """A block tagged as shell whose first line of code is a YAML key (``apiVersion: v1``) or
     ``---``: no shell command starts that way."""
-    for a, b in _lines(text[block.body.start : block.body.end]):
+    for a, b in line_spans(text[block.body.start : block.body.end]):
         line = text[block.body.start + a : block.body.start + b]
         if not line.strip() or line.lstrip().startswith("#"):
             continue

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from kimi_lsp._record import dataclass
 from kimi_lsp.syntax import SyntaxProblem
 from kimi_lsp.syntax.shell import MappedSource
-from kimi_lsp.text import Span
+from kimi_lsp.text import Span, line_spans
 
 _WS = re.compile(r"[ \t\r\n]*")
 _STRING = re.compile(r'"(?:[^"\\\x00-\x1f]|\\(?:["\\/bfnrt]|u[0-9A-Fa-f]{4}))*"')
@@ -259,21 +259,6 @@ _MAGIC_LINE = re.compile(r"[ \t]*(?:[A-Za-z_][\w.,\s]*=[ \t]*)?[%!]|[ \t]*\S.*\?
 _INTERPOLATION = re.compile(r"(?<![$\\{])\{[^{}\n]*\}(?!\})")
 
 
-def _lines(text: str) -> list[tuple[int, int]]:
-    """(start, end) of each line of ``text``, the end at its newline (or the text's end)."""
-    out: list[tuple[int, int]] = []
-    pos = 0
-    while pos <= len(text):
-        nl = text.find("\n", pos)
-        if nl < 0:
-            if pos < len(text):
-                out.append((pos, len(text)))
-            break
-        out.append((pos, nl))
-        pos = nl + 1
-    return out
-
-
 def _units(text: str, a: int, b: int) -> list[tuple[int, int]]:
     """One unit per character of ``text[a:b]``, an IPython ``{expr}`` made of unknown characters
     that each stand for the whole braces (the lexer then sees no exact text there)."""
@@ -303,7 +288,7 @@ def shell_parts(cell: Cell) -> list[MappedSource]:
     if text.lstrip().startswith("%%"):
         return []  # another cell magic (%%writefile, %%time, %%capture ...): not read
     out: list[MappedSource] = []
-    lines = _lines(text)
+    lines = line_spans(text)
     i = 0
     while i < len(lines):
         a, b = lines[i]
@@ -328,7 +313,7 @@ def python_text(cell: Cell) -> str | None:
     if "!" not in text and "%" not in text and "?" not in text:
         return text
     out = list(text)
-    lines = _lines(text)
+    lines = line_spans(text)
     i = 0
     while i < len(lines):
         a, b = lines[i]
