@@ -14,13 +14,13 @@ from pathlib import Path
 from kimi_lsp.diagnostics import Applicability, Edit, Fix, Location, Related
 from kimi_lsp.knowledge.schema import Flag, Schema
 from kimi_lsp.launch import ArgProblem, ArgProblemKind, ArgUse, Origin, ResolvedLaunch
+from kimi_lsp.rules import _base
 from kimi_lsp.rules._base import LaunchContext
 from kimi_lsp.rules._fixes import replace_token_value
 from kimi_lsp.surfaces.model import ConfigEntry, Entry, Token
 from kimi_lsp.text import Span
 
 # argparse stops at these; whatever follows them was never parsed
-FATAL_KINDS = frozenset({ArgProblemKind.AMBIGUOUS, ArgProblemKind.MISSING_VALUE, ArgProblemKind.EXPLICIT_VALUE})
 _TRUE = frozenset({"1", "true", "yes", "on", "y", "t"})
 # entry points that run sglang's --config merger
 MERGING_ENTRIES = (Entry.LAUNCH_SERVER, Entry.SERVE)
@@ -187,10 +187,7 @@ def plugins_active(launch: ResolvedLaunch) -> bool:
     return var is not None and (var.value is None or bool(var.value.value.strip()))
 
 
-def fatal_parse(launch: ResolvedLaunch) -> bool:
-    """argparse stopped early: flags after the failure were never read, so cross-argument
-    checks would see half a launch."""
-    return any(p.kind in FATAL_KINDS for p in launch.problems)
+fatal_parse = _base.fatal_parse  # re-exported: the rules that read it next to another condition
 
 
 def is_literal(tok: Token, origin: Origin) -> bool:

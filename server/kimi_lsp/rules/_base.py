@@ -52,14 +52,38 @@ class Rule:
 
 
 def rule(
-    *, code: str, name: str, severity: Severity, fix: FixAvailability = FixAvailability.NEVER
+    *, code: str, name: str, severity: Severity, fix: FixAvailability = FixAvailability.NEVER,
+    whole_launch: bool = False,
 ) -> Callable[[Callable[..., Iterator[Violation]]], Rule]:
+    """Register a rule. ``whole_launch``: the check reads arguments together (cross-argument
+    and override checks), so it is skipped when argparse stopped at an earlier error, as sglang
+    does: the words after that error were never read."""
+
     def wrap(fn: Callable[..., Iterator[Violation]]) -> Rule:
         doc = _cleandoc(fn.__doc__ or "")
         summary = doc.split("\n\n", 1)[0].replace("\n", " ").strip()
-        return Rule(code, name, severity, summary, doc, fix, fn)
+        return Rule(code, name, severity, summary, doc, fix, _after_whole_parse(fn) if whole_launch else fn)
 
     return wrap
+
+
+def fatal_parse(launch: ResolvedLaunch) -> bool:
+    """argparse stopped early: flags after the failure were never read, so cross-argument
+    checks would see half a launch."""
+    from kimi_lsp.launch import ArgProblemKind
+
+    fatal = (ArgProblemKind.AMBIGUOUS, ArgProblemKind.MISSING_VALUE, ArgProblemKind.EXPLICIT_VALUE)
+    return any(p.kind in fatal for p in launch.problems)
+
+
+def _after_whole_parse(fn: Callable[..., Iterator[Violation]]) -> Callable[..., Iterator[Violation]]:
+    def check(ctx: LaunchContext) -> Iterator[Violation]:
+        if fatal_parse(ctx.launch):
+            return iter(())
+        return fn(ctx)
+
+    check.__doc__ = fn.__doc__
+    return check
 
 
 @dataclass

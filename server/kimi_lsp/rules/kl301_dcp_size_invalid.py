@@ -7,7 +7,7 @@ from kimi_lsp.rules import _args
 from kimi_lsp.rules._base import LaunchContext, Violation, rule
 
 
-@rule(code="KL301", name="dcp-size-invalid", severity=Severity.ERROR)
+@rule(code="KL301", name="dcp-size-invalid", severity=Severity.ERROR, whole_launch=True)
 def check(ctx: LaunchContext) -> Iterator[Violation]:
     """A decode context parallel size below 1.
 
@@ -30,8 +30,6 @@ def check(ctx: LaunchContext) -> Iterator[Violation]:
     ```
     """
     launch = ctx.launch
-    if _args.fatal_parse(launch):
-        return
     n, use = _args.dcp(launch)
     if use is None or n >= 1:
         return

@@ -7,7 +7,7 @@ from kimi_lsp.rules import _args
 from kimi_lsp.rules._base import LaunchContext, Violation, rule
 
 
-@rule(code="KL303", name="dcp-comm-backend-without-dcp", severity=Severity.ERROR)
+@rule(code="KL303", name="dcp-comm-backend-without-dcp", severity=Severity.ERROR, whole_launch=True)
 def check(ctx: LaunchContext) -> Iterator[Violation]:
     """`--dcp-comm-backend a2a` or `fi_a2a` without decode context parallelism.
 
@@ -31,8 +31,6 @@ def check(ctx: LaunchContext) -> Iterator[Violation]:
     ```
     """
     launch = ctx.launch
-    if _args.fatal_parse(launch):
-        return
     n, _ = _args.dcp(launch)
     use = _args.explicit(launch, "dcp_comm_backend")
     if use is None or n > 1 or n < 1 or use.value not in ("a2a", "fi_a2a"):

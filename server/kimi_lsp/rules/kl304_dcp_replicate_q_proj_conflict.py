@@ -7,7 +7,7 @@ from kimi_lsp.rules import _args
 from kimi_lsp.rules._base import LaunchContext, Violation, rule
 
 
-@rule(code="KL304", name="dcp-replicate-q-proj-conflict", severity=Severity.ERROR)
+@rule(code="KL304", name="dcp-replicate-q-proj-conflict", severity=Severity.ERROR, whole_launch=True)
 def check(ctx: LaunchContext) -> Iterator[Violation]:
     """`--dcp-replicate-q-proj` without decode context parallelism, or with the `ag_rs`
     communication backend.
@@ -35,8 +35,6 @@ def check(ctx: LaunchContext) -> Iterator[Violation]:
     ```
     """
     launch = ctx.launch
-    if _args.fatal_parse(launch):
-        return
     use = _args.flag_on(launch, "dcp_replicate_q_proj")
     if use is None:
         return

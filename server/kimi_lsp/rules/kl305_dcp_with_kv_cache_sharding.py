@@ -7,7 +7,7 @@ from kimi_lsp.rules import _args
 from kimi_lsp.rules._base import LaunchContext, Violation, rule
 
 
-@rule(code="KL305", name="dcp-with-kv-cache-sharding", severity=Severity.ERROR)
+@rule(code="KL305", name="dcp-with-kv-cache-sharding", severity=Severity.ERROR, whole_launch=True)
 def check(ctx: LaunchContext) -> Iterator[Violation]:
     """KV-cache sharding combined with decode context parallelism.
 
@@ -30,8 +30,6 @@ def check(ctx: LaunchContext) -> Iterator[Violation]:
     ```
     """
     launch = ctx.launch
-    if _args.fatal_parse(launch):
-        return
     n, dcp_use = _args.dcp(launch)
     use = _args.flag_on(launch, "enable_kv_cache_sharding")
     if n <= 1 or use is None:

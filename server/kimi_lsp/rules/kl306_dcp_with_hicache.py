@@ -7,7 +7,7 @@ from kimi_lsp.rules import _args
 from kimi_lsp.rules._base import LaunchContext, Violation, rule
 
 
-@rule(code="KL306", name="dcp-with-hicache", severity=Severity.ERROR)
+@rule(code="KL306", name="dcp-with-hicache", severity=Severity.ERROR, whole_launch=True)
 def check(ctx: LaunchContext) -> Iterator[Violation]:
     """Hierarchical cache with decode context parallelism, in one of the combinations sglang does
     not implement.
@@ -32,8 +32,6 @@ def check(ctx: LaunchContext) -> Iterator[Violation]:
     ```
     """
     launch = ctx.launch
-    if _args.fatal_parse(launch):
-        return
     n, dcp_use = _args.dcp(launch)
     hicache = _args.flag_on(launch, "enable_hierarchical_cache")
     if n <= 1 or hicache is None:

@@ -7,7 +7,7 @@ from kimi_lsp.rules import _args
 from kimi_lsp.rules._base import LaunchContext, Violation, rule
 
 
-@rule(code="KL307", name="dcp-with-lmcache", severity=Severity.ERROR)
+@rule(code="KL307", name="dcp-with-lmcache", severity=Severity.ERROR, whole_launch=True)
 def check(ctx: LaunchContext) -> Iterator[Violation]:
     """LMCache, or the host-pool retraction backup of PD decode, with decode context parallelism.
 
@@ -31,8 +31,6 @@ def check(ctx: LaunchContext) -> Iterator[Violation]:
     ```
     """
     launch = ctx.launch
-    if _args.fatal_parse(launch):
-        return
     n, dcp_use = _args.dcp(launch)
     if n <= 1:
         return

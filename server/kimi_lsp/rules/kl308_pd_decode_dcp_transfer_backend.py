@@ -12,7 +12,7 @@ _DCP_TRANSFER = ("mooncake", "nixl", "mori", "ascend", "fake")
 _REWRITES = {"mooncake_tcp": "mooncake"}
 
 
-@rule(code="KL308", name="pd-decode-dcp-transfer-backend", severity=Severity.ERROR)
+@rule(code="KL308", name="pd-decode-dcp-transfer-backend", severity=Severity.ERROR, whole_launch=True)
 def check(ctx: LaunchContext) -> Iterator[Violation]:
     """A PD-disaggregated decode server with decode context parallelism on a transfer backend that
     cannot move DCP-sharded KV.
@@ -39,8 +39,6 @@ def check(ctx: LaunchContext) -> Iterator[Violation]:
     ```
     """
     launch = ctx.launch
-    if _args.fatal_parse(launch):
-        return
     n, dcp_use = _args.dcp(launch)
     if n <= 1 or _args.str_value(launch, "disaggregation_mode") != "decode":
         return

@@ -7,7 +7,7 @@ from kimi_lsp.rules import _args
 from kimi_lsp.rules._base import LaunchContext, Violation, rule
 
 
-@rule(code="KL309", name="attn-dp-conflict", severity=Severity.ERROR)
+@rule(code="KL309", name="attn-dp-conflict", severity=Severity.ERROR, whole_launch=True)
 def check(ctx: LaunchContext) -> Iterator[Violation]:
     """An attention data-parallel size below 1, or attention data parallelism combined with
     data-parallel replicas.
@@ -32,8 +32,6 @@ def check(ctx: LaunchContext) -> Iterator[Violation]:
     ```
     """
     launch = ctx.launch
-    if _args.fatal_parse(launch):
-        return
     attn_use = launch.last("attn_dp_size")
     attn = _args.parse_int(attn_use.value) if attn_use is not None else None
     if attn_use is None or attn is None:

@@ -7,7 +7,7 @@ from kimi_lsp.rules import _args
 from kimi_lsp.rules._base import LaunchContext, Violation, rule
 
 
-@rule(code="KL310", name="tp-not-divisible-by-nnodes", severity=Severity.ERROR)
+@rule(code="KL310", name="tp-not-divisible-by-nnodes", severity=Severity.ERROR, whole_launch=True)
 def check(ctx: LaunchContext) -> Iterator[Violation]:
     """A multi-node launch whose tensor x pipeline parallel size is not a multiple of the number
     of nodes.
@@ -31,8 +31,6 @@ def check(ctx: LaunchContext) -> Iterator[Violation]:
     ```
     """
     launch = ctx.launch
-    if _args.fatal_parse(launch):
-        return
     nnodes_use = launch.last("nnodes")
     nnodes = _args.parse_int(nnodes_use.value) if nnodes_use is not None else None
     tp = _args.int_value(launch, "tp_size")

@@ -7,7 +7,7 @@ from kimi_lsp.rules import _args
 from kimi_lsp.rules._base import LaunchContext, Violation, rule
 
 
-@rule(code="KL311", name="multi-node-dp-replicas", severity=Severity.ERROR)
+@rule(code="KL311", name="multi-node-dp-replicas", severity=Severity.ERROR, whole_launch=True)
 def check(ctx: LaunchContext) -> Iterator[Violation]:
     """Data-parallel replicas (`--dp-size` > 1) on a multi-node launch.
 
@@ -31,8 +31,6 @@ def check(ctx: LaunchContext) -> Iterator[Violation]:
     ```
     """
     launch = ctx.launch
-    if _args.fatal_parse(launch):
-        return
     dp_use = launch.last("dp_size")
     dp = _args.parse_int(dp_use.value) if dp_use is not None else None
     nnodes = _args.int_value(launch, "nnodes")

@@ -7,7 +7,7 @@ from kimi_lsp.rules import _args
 from kimi_lsp.rules._base import LaunchContext, Violation, rule
 
 
-@rule(code="KL312", name="prefill-cp-without-strategy", severity=Severity.ERROR)
+@rule(code="KL312", name="prefill-cp-without-strategy", severity=Severity.ERROR, whole_launch=True)
 def check(ctx: LaunchContext) -> Iterator[Violation]:
     """`--enable-prefill-cp` without `--cp-strategy`.
 
@@ -29,8 +29,6 @@ def check(ctx: LaunchContext) -> Iterator[Violation]:
     ```
     """
     launch = ctx.launch
-    if _args.fatal_parse(launch):
-        return
     cp = _args.flag_on(launch, "enable_prefill_cp")
     if cp is None or _args.explicit(launch, "cp_strategy") is not None:
         return

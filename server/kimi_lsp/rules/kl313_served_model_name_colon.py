@@ -7,7 +7,7 @@ from kimi_lsp.rules import _args
 from kimi_lsp.rules._base import LaunchContext, Violation, rule
 
 
-@rule(code="KL313", name="served-model-name-colon", severity=Severity.ERROR)
+@rule(code="KL313", name="served-model-name-colon", severity=Severity.ERROR, whole_launch=True)
 def check(ctx: LaunchContext) -> Iterator[Violation]:
     """A `--served-model-name` containing a colon.
 
@@ -29,8 +29,6 @@ def check(ctx: LaunchContext) -> Iterator[Violation]:
     ```
     """
     launch = ctx.launch
-    if _args.fatal_parse(launch):
-        return
     use = _args.explicit(launch, "served_model_name")
     if use is None or ":" not in (use.value or ""):
         return

@@ -7,7 +7,7 @@ from kimi_lsp.rules import _args
 from kimi_lsp.rules._base import LaunchContext, Violation, rule
 
 
-@rule(code="KL314", name="retraction-priority-without-scheduling", severity=Severity.ERROR)
+@rule(code="KL314", name="retraction-priority-without-scheduling", severity=Severity.ERROR, whole_launch=True)
 def check(ctx: LaunchContext) -> Iterator[Violation]:
     """`--retraction-policy priority` without `--enable-priority-scheduling`.
 
@@ -29,8 +29,6 @@ def check(ctx: LaunchContext) -> Iterator[Violation]:
     ```
     """
     launch = ctx.launch
-    if _args.fatal_parse(launch):
-        return
     use = _args.explicit(launch, "retraction_policy")
     if use is None or use.value != "priority" or _args.flag_on(launch, "enable_priority_scheduling"):
         return

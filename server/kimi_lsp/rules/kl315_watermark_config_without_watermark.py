@@ -7,7 +7,7 @@ from kimi_lsp.rules import _args
 from kimi_lsp.rules._base import LaunchContext, Violation, rule
 
 
-@rule(code="KL315", name="watermark-config-without-watermark", severity=Severity.ERROR)
+@rule(code="KL315", name="watermark-config-without-watermark", severity=Severity.ERROR, whole_launch=True)
 def check(ctx: LaunchContext) -> Iterator[Violation]:
     """`--watermark-config` without `--enable-watermark`.
 
@@ -28,8 +28,6 @@ def check(ctx: LaunchContext) -> Iterator[Violation]:
     ```
     """
     launch = ctx.launch
-    if _args.fatal_parse(launch):
-        return
     use = _args.explicit(launch, "watermark_config")
     if use is None or _args.flag_on(launch, "enable_watermark"):
         return

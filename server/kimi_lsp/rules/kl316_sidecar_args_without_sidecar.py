@@ -7,7 +7,7 @@ from kimi_lsp.rules import _args
 from kimi_lsp.rules._base import LaunchContext, Violation, rule
 
 
-@rule(code="KL316", name="sidecar-args-without-sidecar", severity=Severity.ERROR)
+@rule(code="KL316", name="sidecar-args-without-sidecar", severity=Severity.ERROR, whole_launch=True)
 def check(ctx: LaunchContext) -> Iterator[Violation]:
     """`--sidecar-args` without `--sidecar`.
 
@@ -28,8 +28,6 @@ def check(ctx: LaunchContext) -> Iterator[Violation]:
     ```
     """
     launch = ctx.launch
-    if _args.fatal_parse(launch):
-        return
     use = _args.explicit(launch, "sidecar_args")
     if use is None or _args.explicit(launch, "sidecar") is not None:
         return

@@ -7,7 +7,7 @@ from kimi_lsp.rules import _args
 from kimi_lsp.rules._base import LaunchContext, Violation, rule
 
 
-@rule(code="KL317", name="grpc-port-equals-port", severity=Severity.ERROR)
+@rule(code="KL317", name="grpc-port-equals-port", severity=Severity.ERROR, whole_launch=True)
 def check(ctx: LaunchContext) -> Iterator[Violation]:
     """The native gRPC server on the same port as the HTTP server.
 
@@ -29,8 +29,6 @@ def check(ctx: LaunchContext) -> Iterator[Violation]:
     ```
     """
     launch = ctx.launch
-    if _args.fatal_parse(launch):
-        return
     use = _args.explicit(launch, "grpc_port")
     if use is None:
         return

@@ -7,7 +7,7 @@ from kimi_lsp.rules import _args
 from kimi_lsp.rules._base import LaunchContext, Violation, rule
 
 
-@rule(code="KL318", name="mis-requires-flashinfer", severity=Severity.ERROR)
+@rule(code="KL318", name="mis-requires-flashinfer", severity=Severity.ERROR, whole_launch=True)
 def check(ctx: LaunchContext) -> Iterator[Violation]:
     """Multi-item scoring with an attention backend other than flashinfer.
 
@@ -31,8 +31,6 @@ def check(ctx: LaunchContext) -> Iterator[Violation]:
     ```
     """
     launch = ctx.launch
-    if _args.fatal_parse(launch):
-        return
     mis = _args.flag_on(launch, "enable_mis")
     if mis is None:
         return

@@ -19,7 +19,7 @@ def builtins(help_text: str | None) -> tuple[str, ...]:
     return tuple(x.strip() for x in m.group(1).split(",") if x.strip())
 
 
-@rule(code="KL319", name="unknown-speculative-algorithm", severity=Severity.ERROR, fix=FixAvailability.SOMETIMES)
+@rule(code="KL319", name="unknown-speculative-algorithm", severity=Severity.ERROR, fix=FixAvailability.SOMETIMES, whole_launch=True)
 def check(ctx: LaunchContext) -> Iterator[Violation]:
     """A `--speculative-algorithm` that is not one of sglang's built-in algorithms.
 
@@ -46,8 +46,6 @@ def check(ctx: LaunchContext) -> Iterator[Violation]:
     The closest built-in name is a guess: unsafe.
     """
     launch = ctx.launch
-    if _args.fatal_parse(launch):
-        return
     use = _args.explicit(launch, "speculative_algorithm")
     if use is None or not use.values or not _args.is_literal(use.values[0], use.origin):
         return  # `--speculative-algorithm $ALGO`: known only when it runs

@@ -7,7 +7,7 @@ from kimi_lsp.rules import _args
 from kimi_lsp.rules._base import LaunchContext, Violation, rule
 
 
-@rule(code="KL320", name="dflash-requirements", severity=Severity.ERROR)
+@rule(code="KL320", name="dflash-requirements", severity=Severity.ERROR, whole_launch=True)
 def check(ctx: LaunchContext) -> Iterator[Violation]:
     """DFLASH speculative decoding without a draft model, or with pipeline parallelism.
 
@@ -30,8 +30,6 @@ def check(ctx: LaunchContext) -> Iterator[Violation]:
     ```
     """
     launch = ctx.launch
-    if _args.fatal_parse(launch):
-        return
     use = _args.explicit(launch, "speculative_algorithm")
     if use is None or (use.value or "").upper() != "DFLASH":
         return

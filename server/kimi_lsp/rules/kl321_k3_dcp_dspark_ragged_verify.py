@@ -10,7 +10,7 @@ ENV = "SGLANG_RAGGED_VERIFY_MODE"
 _MODES = ("static", "cap-accept", "compact")
 
 
-@rule(code="KL321", name="k3-dcp-dspark-ragged-verify", severity=Severity.ERROR)
+@rule(code="KL321", name="k3-dcp-dspark-ragged-verify", severity=Severity.ERROR, whole_launch=True)
 def check(ctx: LaunchContext) -> Iterator[Violation]:
     """Kimi-K3 with decode context parallelism and DSPARK speculative decoding, with
     `SGLANG_RAGGED_VERIFY_MODE` set to anything but `static`.
@@ -41,8 +41,6 @@ def check(ctx: LaunchContext) -> Iterator[Violation]:
     ```
     """
     launch = ctx.launch
-    if _args.fatal_parse(launch):
-        return
     k3 = _kimi.k3_dcp(ctx)
     spec = _args.explicit(launch, "speculative_algorithm")
     if k3 is None or spec is None or spec.value != "DSPARK":

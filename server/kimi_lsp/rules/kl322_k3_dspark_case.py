@@ -7,7 +7,7 @@ from kimi_lsp.rules import _args, _kimi
 from kimi_lsp.rules._base import FixAvailability, LaunchContext, Violation, rule
 
 
-@rule(code="KL322", name="k3-dspark-case", severity=Severity.WARNING, fix=FixAvailability.SOMETIMES)
+@rule(code="KL322", name="k3-dspark-case", severity=Severity.WARNING, fix=FixAvailability.SOMETIMES, whole_launch=True)
 def check(ctx: LaunchContext) -> Iterator[Violation]:
     """Kimi-K3 with `--speculative-algorithm dspark` spelt in other than upper case.
 
@@ -36,8 +36,6 @@ def check(ctx: LaunchContext) -> Iterator[Violation]:
     unsafe.
     """
     launch = ctx.launch
-    if _args.fatal_parse(launch):
-        return
     spec = _args.explicit(launch, "speculative_algorithm")
     if spec is None or not spec.values or (spec.value or "").upper() != "DSPARK" or spec.value == "DSPARK":
         return

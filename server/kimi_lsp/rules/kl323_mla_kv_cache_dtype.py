@@ -10,7 +10,7 @@ _CUTEDSL_KV = ("auto", "bf16", "bfloat16", "fp8_e4m3")
 _TRTLLM_KV = ("auto", "bf16", "fp8_e4m3")  # `bfloat16` is not accepted here
 
 
-@rule(code="KL323", name="mla-kv-cache-dtype", severity=Severity.ERROR)
+@rule(code="KL323", name="mla-kv-cache-dtype", severity=Severity.ERROR, whole_launch=True)
 def check(ctx: LaunchContext) -> Iterator[Violation]:
     """A KV-cache dtype that the cutedsl_mla or trtllm_mla decode backend does not support.
 
@@ -38,8 +38,6 @@ def check(ctx: LaunchContext) -> Iterator[Violation]:
     ```
     """
     launch = ctx.launch
-    if _args.fatal_parse(launch):
-        return
     kv_use = _args.explicit(launch, "kv_cache_dtype")
     if kv_use is None:
         return

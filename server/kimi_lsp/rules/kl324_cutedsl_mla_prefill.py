@@ -7,7 +7,7 @@ from kimi_lsp.rules import _args, _kimi
 from kimi_lsp.rules._base import LaunchContext, Violation, rule
 
 
-@rule(code="KL324", name="cutedsl-mla-prefill", severity=Severity.ERROR)
+@rule(code="KL324", name="cutedsl-mla-prefill", severity=Severity.ERROR, whole_launch=True)
 def check(ctx: LaunchContext) -> Iterator[Violation]:
     """`--prefill-attention-backend cutedsl_mla`: the CuteDSL MLA kernels only decode.
 
@@ -30,8 +30,6 @@ def check(ctx: LaunchContext) -> Iterator[Violation]:
     ```
     """
     launch = ctx.launch
-    if _args.fatal_parse(launch):
-        return
     use = _args.explicit(launch, "prefill_attention_backend")
     if use is None or use.value != "cutedsl_mla":
         return

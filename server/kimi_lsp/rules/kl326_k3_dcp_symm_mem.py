@@ -7,7 +7,7 @@ from kimi_lsp.rules import _args, _kimi
 from kimi_lsp.rules._base import LaunchContext, Violation, rule
 
 
-@rule(code="KL326", name="k3-dcp-symm-mem", severity=Severity.INFO)
+@rule(code="KL326", name="k3-dcp-symm-mem", severity=Severity.INFO, whole_launch=True)
 def check(ctx: LaunchContext) -> Iterator[Violation]:
     """`--enable-symm-mem` on Kimi-K3 with decode context parallelism, where sglang turns it off.
 
@@ -31,8 +31,6 @@ def check(ctx: LaunchContext) -> Iterator[Violation]:
     ```
     """
     launch = ctx.launch
-    if _args.fatal_parse(launch):
-        return
     use = _args.flag_on(launch, "enable_symm_mem")
     if use is None or _kimi.k3_dcp(ctx) is None:
         return

@@ -22,7 +22,7 @@ _SAME_LEVEL = {"warn": "warning", "fatal": "critical"}
 _NEAREST = {"VERBOSE": "debug", "TRACE": "debug", "WARNINGS": "warning", "ERR": "error", "FAILURE": "error"}
 
 
-@rule(code="KL330", name="invalid-log-level", severity=Severity.ERROR, fix=FixAvailability.SOMETIMES)
+@rule(code="KL330", name="invalid-log-level", severity=Severity.ERROR, fix=FixAvailability.SOMETIMES, whole_launch=True)
 def check(ctx: LaunchContext) -> Iterator[Violation]:
     """A `--log-level` that Python's logging module (or the HTTP server's uvicorn) does not know.
 
@@ -57,8 +57,6 @@ def check(ctx: LaunchContext) -> Iterator[Violation]:
     much the server logs: unsafe.
     """
     launch = ctx.launch
-    if _args.fatal_parse(launch):
-        return
     use = _literal(launch.last("log_level"))
     if use is not None and use.values[0].value.upper() not in _LEVELS:
         yield _not_a_logging_level(ctx, use)

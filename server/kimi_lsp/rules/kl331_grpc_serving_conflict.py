@@ -15,7 +15,7 @@ _NATIVE_GRPC_CONFLICTS = (
 )
 
 
-@rule(code="KL331", name="grpc-serving-conflict", severity=Severity.ERROR)
+@rule(code="KL331", name="grpc-serving-conflict", severity=Severity.ERROR, whole_launch=True)
 def check(ctx: LaunchContext) -> Iterator[Violation]:
     """gRPC and sidecar settings that sglang's serving checks refuse at start-up.
 
@@ -45,8 +45,6 @@ def check(ctx: LaunchContext) -> Iterator[Violation]:
     ```
     """
     launch = ctx.launch
-    if _args.fatal_parse(launch):
-        return
     yield from _timeout(launch)
     port, port_known = _grpc_port(launch)
     legacy = _args.flag_on(launch, "smg_grpc_mode") or _args.flag_on(launch, "grpc_mode")
