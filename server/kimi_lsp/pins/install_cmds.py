@@ -26,7 +26,9 @@ from kimi_lsp.pins._pep508 import (
 from kimi_lsp.pins.model import Pin, PinFormat, PinProblem, PinSource
 from kimi_lsp.pins.requirements import read_requirements_tree, resolve_include
 from kimi_lsp.syntax.dockerfile import Instruction, arg_vars, env_vars, exec_form, parse, run_offset
+from kimi_lsp.syntax import EnvVar
 from kimi_lsp.syntax.shell import FlatSource, Source, Word, lex
+from kimi_lsp.syntax.shell_expand import Expanded, expand, expand_text
 from kimi_lsp.text import Located, Span
 from kimi_lsp.workspace import SourceText, Workspace
 
@@ -45,128 +47,7 @@ _VALUE_OPTS = {
     "--upgrade-package", "-P", "--refresh-package", "--color", "--python-preference", "--compile-bytecode-dir",
 }
 _NAME_ASSIGN_RE = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=")
-_BRACED_RE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?[-=+?])([^}]*))?\}")
-_PLAIN_RE = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)")
 _PREFIX_WORDS = {"sudo", "env", "time", "exec", "command", "nice", "nohup", "stdbuf"}
-
-
-@dataclass(frozen=True, slots=True)
-class _Var:
-    value: str
-    where: OffsetMap
-
-
-@dataclass(frozen=True, slots=True)
-class _Word:
-    value: str  # quotes removed, variables expanded
-    where: OffsetMap  # value offsets -> file offsets
-    span: Span  # the raw word (quotes included)
-    dynamic: bool  # command substitution or an unknown variable somewhere in it
-
-
-# -- words -----------------------------------------------------------------------------------
-
-
-def _expand(text: str, a: int, b: int, env: dict[str, _Var], escape: str = "\\") -> _Word:
-    """Unquote and expand the raw word ``text[a:b]`` like a POSIX shell, keeping positions."""
-    out: list[str] = []
-    size = [0]  # len("".join(out)), kept as we go (re-summing per piece made long words quadratic)
-    where = OffsetMap()
-    dynamic = False
-
-    def emit(chars: str, file_off: int | None) -> None:
-        if file_off is not None:
-            where.add(size[0], file_off, len(chars))
-        out.append(chars)
-        size[0] += len(chars)
-
-    def emit_var(name: str, i: int, j: int, default: tuple[str, int] | None, op: str | None) -> bool:
-        var = env.get(name)
-        if var is not None and (var.value or not (op or "").startswith(":")):
-            if op and op.endswith("+"):
-                if default is not None:
-                    emit(default[0], default[1])
-                return True
-            at = size[0]
-            where.extend(var.where, at)
-            out.append(var.value)
-            size[0] += len(var.value)
-            return True
-        if op and op.lstrip(":") in ("-", "=") and default is not None:
-            emit(default[0], default[1])
-            return True
-        if op and op.lstrip(":") == "+":
-            return True
-        emit(text[i:j], i)  # unknown: keep the reference text so callers see the '$'
-        return False
-
-    i = a
-    quote: str | None = None
-    while i < b:
-        c = text[i]
-        if quote == "'":
-            if c == "'":
-                quote = None
-            else:
-                emit(c, i)
-            i += 1
-            continue
-        if c == escape and i + 1 < b:
-            nxt = text[i + 1]
-            if nxt in "\r\n":
-                i += 2 + (1 if text[i + 1 : i + 3] == "\r\n" else 0)
-                continue
-            if quote is None or nxt in '$`"\\':
-                emit(nxt, i + 1)
-                i += 2
-                continue
-            emit(c, i)
-            i += 1
-            continue
-        if c == "'" and quote is None:
-            quote = "'"
-            i += 1
-            continue
-        if c == '"':
-            quote = None if quote == '"' else '"'
-            i += 1
-            continue
-        if c == "$":
-            m = _BRACED_RE.match(text, i, b)
-            if m:
-                default = (m.group(3), m.start(3)) if m.group(3) is not None else None
-                if not emit_var(m.group(1), i, m.end(), default, m.group(2)):
-                    dynamic = True
-                i = m.end()
-                continue
-            m = _PLAIN_RE.match(text, i, b)
-            if m:
-                if not emit_var(m.group(1), i, m.end(), None, None):
-                    dynamic = True
-                i = m.end()
-                continue
-            if text.startswith("$(", i):
-                dynamic = True
-        elif c == "`":
-            dynamic = True
-        emit(c, i)
-        i += 1
-    return _Word("".join(out), where, Span(a, b), dynamic)
-
-
-def _shell_commands(text: str, a: int, b: int, escape: str) -> list[list[tuple[int, int]]]:
-    """Raw spans (assignments and words, in order) of each simple command in ``text[a:b]``."""
-    commands, _ = lex(FlatSource(text[a:b], a), escape=escape)
-    out: list[list[tuple[int, int]]] = []
-    for cmd in commands:
-        spans = [(w.token.span.start, w.token.span.end) for w in cmd.words]
-        for var in cmd.assignments:
-            end = var.value.span.end if var.value is not None else var.name.span.end
-            spans.append((var.name.span.start, end))
-        spans = sorted(set(spans))
-        if spans:
-            out.append(spans)
-    return out
 
 
 # -- install commands ---------------------------------------------------------------------------
@@ -176,9 +57,9 @@ def _basename(word: str) -> str:
     return word.rsplit("/", 1)[-1]
 
 
-def _install_args(words: list[_Word]) -> tuple[list[_Word], str] | None:
+def _install_args(words: list[Expanded]) -> tuple[list[Expanded], str] | None:
     """The arguments after ``install``/``add`` of an install command, and the program shape."""
-    vals = [w.value for w in words]
+    vals = [w.text for w in words]
     i = 0
     while i < len(vals):
         v = vals[i]
@@ -230,15 +111,15 @@ class _Result:
     includes: list[tuple[str, bool, Span]]
 
 
-def _scan_install(args: list[_Word], res: _Result) -> None:
+def _scan_install(args: list[Expanded], res: _Result) -> None:
     i = 0
     while i < len(args):
         w = args[i]
-        v = w.value
+        v = w.text
         i += 1
         if v.startswith("-"):
             opt, eq, val = v.partition("=")
-            target: _Word | None = None
+            target: Expanded | None = None
             path_text: str | None = None
             if eq and opt.startswith("--"):
                 path_text = val
@@ -246,7 +127,7 @@ def _scan_install(args: list[_Word], res: _Result) -> None:
                 opt, path_text = v[:2], v[2:]
             elif v in _VALUE_OPTS and i < len(args):
                 target = args[i]
-                path_text = target.value
+                path_text = target.text
                 i += 1
             if opt in ("-r", "--requirement", "--requirements", "-c", "--constraint", "--constraints") and path_text:
                 res.includes.append((path_text, opt.startswith(("-c", "--c")), (target or w).span))
@@ -264,8 +145,16 @@ def _looks_like_archive(v: str) -> bool:
     )
 
 
-def _requirement_pin(w: _Word, res: _Result) -> Pin | None:
-    v = w.value
+def _offset_map(w: Expanded) -> OffsetMap:
+    where = OffsetMap()
+    for k, off in enumerate(w.offsets):
+        if off is not None:
+            where.add(k, off, 1)
+    return where
+
+
+def _requirement_pin(w: Expanded, res: _Result) -> Pin | None:
+    v = w.text
     if not v.strip():
         return None
     if _looks_like_archive(v):
@@ -276,7 +165,8 @@ def _requirement_pin(w: _Word, res: _Result) -> Pin | None:
         if egg is not None:
             return Pin(canonical(egg), Located(egg, w.span), "", None, w.span, None)
         return None
-    draft = pin_from_string(v, w.where, w.span)
+    where = _offset_map(w)
+    draft = pin_from_string(v, where, w.span)
     if draft.problem is not None:
         res.problems.append(draft.problem)
     pin = draft.pin
@@ -285,13 +175,13 @@ def _requirement_pin(w: _Word, res: _Result) -> Pin | None:
     # the pin locates at the whole word (quotes included): that is what a reader sees
     pin = _replace(pin, span=w.span)
     if pin.spec_span is None and "$" not in pin.specifier and pin.specifier:
-        sp = _indirect_spec_span(v, w)
+        sp = _indirect_spec_span(v, w.span, where)
         if sp is not None:
             pin = _replace(pin, spec_span=sp)
     return pin
 
 
-def _indirect_spec_span(value: str, w: _Word) -> Span | None:
+def _indirect_spec_span(value: str, span: Span, where: OffsetMap) -> Span | None:
     """When the specifier is part literal, part variable (``==${V}``, ``==${V}+${CUDA}``), the
     variable right after the operator is where the version is defined: point at its value, but
     only when it is the whole public version (a local label may follow)."""
@@ -299,7 +189,7 @@ def _indirect_spec_span(value: str, w: _Word) -> Span | None:
     if parts is None:
         return None
     a, b = parts.spec_range
-    outside = [p for p in w.where.overlapping(a, b) if not (w.span.start <= p.file_start < w.span.end)]
+    outside = [p for p in where.overlapping(a, b) if not (span.start <= p.file_start < span.end)]
     if not outside:
         return None
     p = outside[0]
@@ -328,21 +218,24 @@ def _replace(pin: Pin, **changes: Any) -> Pin:
 # -- shell scripts ------------------------------------------------------------------------------
 
 
-def _scan_shell(text: str, a: int, b: int, env: dict[str, _Var], escape: str, res: _Result) -> None:
+def _scan_shell(text: str, a: int, b: int, env: dict[str, Expanded], escape: str, res: _Result) -> None:
     """Install commands in the shell text ``text[a:b]``; assignments update ``env`` in order."""
-    for spans in _shell_commands(text, a, b, escape):
-        words = [_expand(text, s, e, env, escape) for s, e in spans]
-        _note_assignments(text, spans, words, env, escape)
-        got = _install_args(words)
+    commands, _ = lex(FlatSource(text[a:b], a), escape=escape)
+    for cmd in commands:
+        assigned = dict(zip((id(w) for w in cmd.assignment_words), cmd.assignments))
+        words = sorted((*cmd.words, *cmd.assignment_words), key=lambda w: w.token.span.start)
+        expanded = [expand(w, env) for w in words]
+        _note_assignments(text, words, expanded, assigned, env)
+        got = _install_args(expanded)
         if got is not None:
             _scan_install(got[0], res)
 
 
 def _note_assignments(
-    text: str, spans: list[tuple[int, int]], words: list[_Word], env: dict[str, _Var], escape: str
+    text: str, words: list[Word], expanded: list[Expanded], assigned: dict[int, EnvVar], env: dict[str, Expanded]
 ) -> None:
     """``NAME=value`` alone (or after ``export``/``declare``/``readonly``/``local``) defines a variable."""
-    vals = [w.value for w in words]
+    vals = [w.text for w in expanded]
     k = 0
     while k < len(vals) and _NAME_ASSIGN_RE.match(vals[k]):
         k += 1
@@ -353,20 +246,21 @@ def _note_assignments(
     else:
         return  # prefix assignments apply to that command only
     for j in idx:
-        s, e = spans[j]
-        raw = text[s:e]
-        m = _NAME_ASSIGN_RE.match(raw)
+        var = assigned.get(id(words[j]))
+        if var is None or var.value is None:
+            continue
+        m = _NAME_ASSIGN_RE.match(text[var.name.span.start : var.value.span.end])
         if not m:
             continue
-        word = _expand(text, s + m.end(), e, env, escape)
-        env[m.group(1)] = _Var(word.value, word.where)
+        got = expand(words[j], env)
+        env[m.group(1)] = got.tail(len(m.group(0)))
 
 
 # -- Dockerfiles -------------------------------------------------------------------------------
 
 
 def _docker_vars(
-    view: str, ins: Instruction, env: dict[str, _Var], escape: str, global_args: dict[str, _Var] | None = None
+    view: str, ins: Instruction, env: dict[str, Expanded], escape: str, global_args: dict[str, Expanded] | None = None
 ) -> None:
     """ARG / ENV definitions, expanded against what is defined so far. Inside a stage, ``ARG NAME``
     re-imports the global default (``global_args``); otherwise a bare ``ARG NAME`` defines nothing we
@@ -379,15 +273,14 @@ def _docker_vars(
                 env[name] = global_args[name]
             continue
         sp = var.value.span
-        word = _expand(view, sp.start, sp.end, env, escape)
-        env[name] = _Var(word.value, word.where)
+        env[name] = expand_text(view, sp.start, sp.end, env, escape=escape)
 
 
 def _scan_dockerfile(source: SourceText, res: _Result) -> None:
     text = source.text
     escape, instructions, _ = parse(text)
-    global_args: dict[str, _Var] = {}
-    env: dict[str, _Var] = {}
+    global_args: dict[str, Expanded] = {}
+    env: dict[str, Expanded] = {}
     in_stage = False
     for ins in instructions:
         kw = ins.keyword
@@ -421,16 +314,17 @@ def _scan_dockerfile(source: SourceText, res: _Result) -> None:
                 _scan_shell(text, body.span.start, body.span.end, run_env, "\\", res)
 
 
-def _scan_exec_form(text: str, argv: list[Word], env: dict[str, _Var], res: _Result) -> None:
+def _scan_exec_form(text: str, argv: list[Word], env: dict[str, Expanded], res: _Result) -> None:
     """``RUN ["pip", "install", "x==1"]`` (and ``["bash", "-c", "…"]``): JSON strings, no expansion."""
-    words: list[_Word] = []
+    words: list[Expanded] = []
     for w in argv:
         span = w.token.span
-        where = OffsetMap.identity(span.start + 1, len(w.value)) if w.token.exact else OffsetMap()
-        words.append(_Word(w.value, where, span, False))
-    if len(words) >= 3 and _basename(words[0].value) in ("sh", "bash") and words[1].value == "-c":
-        script = words[2]
-        if script.where.pieces:
+        n = len(w.value)
+        offsets: tuple[int | None, ...] = tuple(range(span.start + 1, span.start + 1 + n)) if w.token.exact else (None,) * n
+        words.append(Expanded(w.value, offsets, span))
+    if len(words) >= 3 and _basename(words[0].text) in ("sh", "bash") and words[1].text == "-c":
+        if argv[2].token.exact:
+            script = words[2]
             _scan_shell(text, script.span.start + 1, script.span.end - 1, env, "\\", res)
         return
     got = _install_args(words)

@@ -147,6 +147,9 @@ class Word:
 
     token: Token
     chars: Source  # chars.text == token.value
+    # ``$…``/backquote substitutions kept verbatim in the value: ``[a, b)`` ranges of it (what
+    # ``shell_expand`` may expand; a ``$`` outside them is a literal dollar)
+    substitutions: tuple[tuple[int, int], ...] = ()
 
     @property
     def value(self) -> str:
@@ -172,6 +175,7 @@ class Command:
     arrays: tuple[ArrayAssignment, ...] = ()  # NAME=( ... ) / NAME+=( ... ) among the assignments
     # Runs only on some paths: inside ``if``/``while``/``for`` bodies, or after ``&&``/``||``.
     conditional: bool = False
+    assignment_words: tuple[Word, ...] = ()  # the words of ``assignments``, one each, in order
 
     def simple(self) -> SimpleCommand:
         return SimpleCommand(tuple(w.token for w in self.words), self.assignments, self.span)
@@ -205,15 +209,19 @@ class _RawWord:
     segs: list[tuple[int, int, bool]]
     exact: bool  # no escapes, no expansions
     array: list[Word] | None = None  # NAME=( ... ): the elements
+    size: int = 0  # len(value())
+    subs: list[tuple[int, int]] | None = None  # value ranges of the substitutions kept verbatim
 
     def keep(self, s: str, i: int, j: int) -> None:
         if j > i:
             self.pieces.append(s[i:j])
             self.segs.append((i, j, True))
+            self.size += j - i
 
     def add(self, ch: str, a: int, b: int) -> None:
         self.pieces.append(ch)
         self.segs.append((a, b, False))
+        self.size += len(ch)
 
     def value(self) -> str:
         return "".join(self.pieces)
@@ -426,8 +434,12 @@ class _Lexer:
         else:
             return i
         if e > i:
+            at = w.size
             self._keep(i, e, w)
             w.exact = False
+            if w.subs is None:
+                w.subs = []
+            w.subs.append((at, w.size))
         return e
 
     # -- words ---------------------------------------------------------------------------------
@@ -586,7 +598,7 @@ class _Lexer:
         value = w.value()
         span = self.src.span(w.start, w.end)
         token = Token(value, span, w.exact and self.src.exact(w.start, w.end))
-        return Word(token, _LazySource(value, self.src, w.segs, span.end))
+        return Word(token, _LazySource(value, self.src, w.segs, span.end), tuple(w.subs) if w.subs else ())
 
     def _assignment(self, w: _RawWord, *, quoted_ok: bool) -> EnvVar | None:
         """``NAME=value``; the shell needs NAME= unquoted, ``export`` takes ``"NAME=value"`` too."""
@@ -624,6 +636,7 @@ class _Lexer:
         out: list[Command] = []
         words: list[Word] = []
         assigns: list[EnvVar] = []
+        assign_words: list[Word] = []
         first = last = -1  # source indices of the current command's extent
         heredocs: list[tuple[str, bool]] = []
         want_target = False  # the next word is a redirection target, not an argument
@@ -632,12 +645,14 @@ class _Lexer:
         after_and_or = False  # the command follows && or ||
 
         def flush() -> None:
-            nonlocal words, assigns, first, last, want_target, arrays
+            nonlocal words, assigns, assign_words, first, last, want_target, arrays
             if words or assigns:
                 conditional = blocks > 0 or after_and_or
                 span = self.src.span(first, last)
-                out.append(Command(tuple(words), tuple(assigns), span, tuple(arrays), conditional))
-            words, assigns, first, last, want_target, arrays = [], [], -1, -1, False, []
+                out.append(
+                    Command(tuple(words), tuple(assigns), span, tuple(arrays), conditional, tuple(assign_words))
+                )
+            words, assigns, assign_words, first, last, want_target, arrays = [], [], [], -1, -1, False, []
 
         def extend(a: int, b: int) -> None:
             nonlocal first, last
@@ -671,7 +686,7 @@ class _Lexer:
             if c in "<>" and i + 1 < n and s[i + 1] == "(":
                 # process substitution <(cmd) / >(cmd): one opaque argument
                 e = self._balanced(i + 1, "(", ")", "process substitution")
-                raw = _RawWord(i, e, [s[i:e]], [(i, e, True)], False)
+                raw = _RawWord(i, e, [s[i:e]], [(i, e, True)], False, size=e - i)
                 words.append(self._to_word(raw))
                 extend(i, e)
                 i = e
@@ -730,6 +745,7 @@ class _Lexer:
                 env = self._assignment(raw, quoted_ok=declaring)
                 if env is not None:
                     assigns.append(env)
+                    assign_words.append(self._to_word(raw))
                     if raw.array is not None:
                         append = s.startswith("+=", raw.start + len(env.name.value))
                         arrays.append(ArrayAssignment(env.name, tuple(raw.array), append))
