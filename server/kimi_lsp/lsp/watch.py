@@ -68,7 +68,8 @@ async def poll_disk(ls: KimiLanguageServer, seconds: float = POLL_SECONDS) -> No
         if session is None or scheduler is None or not ls.connected or not session.synced:
             continue
         try:
-            changed, structural = await ls.on_lint_thread(session.disk_changes, set(session.synced))
+            # read the open documents on the lint thread too: it is the one that changes them
+            changed, structural = await ls.on_lint_thread(lambda: session.disk_changes(set(session.synced)))
         except Exception:
             log.exception("internal error while checking files on disk")
             continue
