@@ -146,11 +146,13 @@ def looks_like_launch_candidate(path: Path) -> bool:
 
 # Documentation: launches in its code blocks. Not "launch candidates" by name: a Markdown file
 # that cannot be read (binary, too large) is nobody's broken launch.
-DOC_SUFFIXES = {".md", ".markdown", ".mdx", ".rst"}
+DOC_SUFFIXES = frozenset({".md", ".markdown", ".mdx", ".rst"})
 # Notebooks and Python: launches in code, read only when the text names sglang (the reader's
 # first test, a substring search, before anything is parsed). Not launch candidates by name
 # either: an unreadable .py is nobody's broken launch.
-CODE_SUFFIXES = {".ipynb", ".py", ".pyw"}
+NOTEBOOK_SUFFIXES = frozenset({".ipynb"})
+PYTHON_SUFFIXES = frozenset({".py", ".pyw"})
+CODE_SUFFIXES = NOTEBOOK_SUFFIXES | PYTHON_SUFFIXES
 
 
 def is_candidate(path: Path) -> bool:

@@ -19,12 +19,10 @@ from yaml.nodes import MappingNode, Node, ScalarNode
 from kimi_lsp._record import dataclass
 from kimi_lsp.syntax import yaml as _yaml
 from kimi_lsp.surfaces.model import Surface
+from kimi_lsp.walk import DOC_SUFFIXES, NOTEBOOK_SUFFIXES, PYTHON_SUFFIXES  # the one list of file kinds
 
 SHELL_SUFFIXES = frozenset({".sh", ".bash", ".zsh", ".ksh", ".sbatch", ".slurm", ".pbs"})
 YAML_SUFFIXES = frozenset({".yaml", ".yml"})
-DOC_SUFFIXES = frozenset({".md", ".markdown", ".mdx", ".rst"})  # documentation: code blocks only
-NOTEBOOK_SUFFIXES = frozenset({".ipynb"})
-PYTHON_SUFFIXES = frozenset({".py", ".pyw"})
 _SHEBANG_RE = re.compile(r"#![ \t]*(\S+)(?:[ \t]+(?:-\S+[ \t]+)*(\S+))?")
 _SHELL_NAMES = frozenset({"sh", "bash", "zsh", "ksh", "dash", "ash", "mksh"})
 _LAUNCH_RE = re.compile(

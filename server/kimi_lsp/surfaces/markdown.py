@@ -43,8 +43,9 @@ def read_markdown(
     for block in shell_blocks:
         if not mentions_sglang(text[block.body.start : block.body.end]):
             continue
-        view = md.code_view(text, [block], shell=True)
-        commands, _problems = lex(FlatSource(view))  # syntax of an example is not reported
+        # the block alone, at its own offset: the rest of the document is blank in the view anyway
+        view = md.code_view(text, [block], shell=True, window=block.body)
+        commands, _problems = lex(FlatSource(view, block.body.start))  # an example's syntax is not reported
         launches.extend(launches_from_commands(commands, ctx))
     for block in yaml_blocks:
         if read_yaml is None or not mentions_sglang_or_config(text[block.body.start : block.body.end]):

@@ -40,7 +40,6 @@ from kimi_lsp.surfaces.shell import (
     lex,
     mentions_sglang,
 )
-from kimi_lsp.syntax import markdown as md
 from kimi_lsp.syntax.yaml import STR_TAG, Loaded, Masked, YamlText
 from kimi_lsp.text import Located, Span
 
@@ -265,6 +264,8 @@ class _Walker:
         if "```" in chars.text or "~~~" in chars.text:
             # documentation kept in a YAML value (a playbook's instructions, a model card): only
             # its shell fences are commands, and an example's shell syntax is not reported
+            from kimi_lsp.syntax import markdown as md  # only a value that holds fences needs it
+
             fences = md.blocks_of(md.fences(chars.text), md.SHELL_LANGS)
             view = MappedSource(md.code_view(chars.text, fences, shell=True), chars.starts, chars.ends, chars.anchor())
             commands, _problems = lex(view)

@@ -124,16 +124,18 @@ def code_blocks(text: str, rst: bool = False) -> list[CodeBlock]:
     return rst_blocks(text) if rst else fences(text)
 
 
-def code_view(text: str, blocks: Iterable[CodeBlock], *, shell: bool = False) -> str:
+def code_view(text: str, blocks: Iterable[CodeBlock], *, shell: bool = False, window: Span | None = None) -> str:
     """``text`` with everything outside ``blocks`` blanked (same length, newlines kept). With
-    ``shell``: prompts and command output blanked, placeholders made unknown words."""
-    out = [c if c in "\r\n" else " " for c in text]
+    ``shell``: prompts and command output blanked, placeholders made unknown words. ``window``:
+    only that part of the view (one block's body, read at its own offset)."""
+    origin, end = (window.start, window.end) if window is not None else (0, len(text))
+    out = [c if c in "\r\n" else " " for c in text[origin:end]]
     for block in blocks:
-        _copy_block(text, block, out, shell)
+        _copy_block(text, block, out, shell, origin)
     return "".join(out)
 
 
-def _copy_block(text: str, block: CodeBlock, out: list[str], shell: bool) -> None:
+def _copy_block(text: str, block: CodeBlock, out: list[str], shell: bool, origin: int) -> None:
     body = text[block.body.start : block.body.end]
     base = block.body.start
     spans = [(a + base, b + base) for a, b in line_spans(body)]
@@ -157,8 +159,8 @@ def _copy_block(text: str, block: CodeBlock, out: list[str], shell: bool) -> Non
         if shell:
             line = _placeholders(line)
             if _OPTION_LINE.match(line) and previous is not None:
-                out[previous] = " "  # join: the line above goes on with these options
-        out[start:b] = line
+                out[previous - origin] = " "  # join: the line above goes on with these options
+        out[start - origin : b - origin] = line
         stripped = line.rstrip()
         continues = prompted and stripped.endswith("\\")
         # where a following line of options would join this one (a command, not a comment)
