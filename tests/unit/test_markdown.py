@@ -86,3 +86,17 @@ def test_a_documented_launch_is_an_error_only_on_its_own_evidence(tmp_path, monk
     assert guide["severity"] == "warning" and "an example in documentation, checked against the project's pins" in guide["message"]
     assert all(f["applicability"] != "safe" for f in guide["fixes"])
     assert pinned["severity"] == "error" and pinned["fixes"][0]["applicability"] == "safe"
+
+
+def test_a_last_line_ending_in_a_backslash_continues_onto_nothing(tmp_path, monkeypatch, capsys) -> None:
+    # as in the document, where the closing fence's line is blank in the view
+    import json
+
+    from kimi_lsp.cli.main import main
+
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "README.md").write_text("```\npython -m sglang.launch_server \\\n  --model m \\\n  --tp 8 \\\n```\n")
+    monkeypatch.chdir(tmp_path)
+    capsys.readouterr()
+    main(["--check", "--no-cache", "--format", "json", "README.md"])
+    assert json.loads(capsys.readouterr().out)["diagnostics"] == []

@@ -18,6 +18,7 @@ from kimi_lsp._record import replace
 from kimi_lsp.surfaces.model import LaunchCommand, Surface, SurfaceResult
 from kimi_lsp.surfaces.shell import FlatSource, LaunchContext, launches_from_commands, lex, mentions_sglang
 from kimi_lsp.syntax import markdown as md
+from kimi_lsp.text import Span
 
 RST_SUFFIXES = frozenset({".rst"})
 
@@ -43,8 +44,11 @@ def read_markdown(
     for block in shell_blocks:
         if not mentions_sglang(text[block.body.start : block.body.end]):
             continue
-        # the block alone, at its own offset: the rest of the document is blank in the view anyway
-        view = md.code_view(text, [block], shell=True, window=block.body)
+        # the block alone, at its own offset (the rest of the document is blank in the view
+        # anyway), with its last line break: a final `\` continues onto nothing, as in the document
+        end = block.body.end
+        end += 2 if text.startswith("\r\n", end) else 1 if text.startswith("\n", end) else 0
+        view = md.code_view(text, [block], shell=True, window=Span(block.body.start, end))
         commands, _problems = lex(FlatSource(view, block.body.start))  # an example's syntax is not reported
         launches.extend(launches_from_commands(commands, ctx))
     for block in yaml_blocks:
