@@ -207,3 +207,47 @@ def test_files_that_do_not_name_sglang_are_not_parsed(monkeypatch: pytest.Monkey
     monkeypatch.setattr(py, "parse", boom)
     assert not read_surface(SourceText(Path("/p/a.py"), "import os\nos.system('python -m x')\n")).launches
     assert not read_surface(SourceText(Path("/p/a.ipynb"), _notebook(["print(1)"]))).launches
+
+
+# -- where the reports say a notebook diagnostic is -------------------------------------------
+
+
+def test_cell_position_counts_every_cell_and_decoded_characters() -> None:
+    text = json.dumps(
+        {"cells": [{"cell_type": "markdown", "metadata": {}, "source": ["# Serve\n"]},
+                   {"cell_type": "code", "metadata": {}, "outputs": [], "source": ['x = 1\n', 'y = "\\"é"\n', "!python -m sglang.launch_server --tp-sise 2"]}],
+         "metadata": {}, "nbformat": 4, "nbformat_minor": 5},
+        indent=1,
+    )
+    book = nb.read(text)
+    code = book.cells[1]
+    k = code.source.text.index("--tp-sise")
+    assert nb.cell_position(book, code.source.start(k)) == (2, 3, 33)
+    k = code.source.text.index("é")
+    assert nb.cell_position(book, code.source.start(k)) == (2, 2, 8)  # a backslash and `é` are one character each in the cell (two and six in the JSON)
+    assert nb.cell_position(book, text.index('"cells"')) is None
+
+
+def test_reports_say_which_cell(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    root = tmp_path / "p"
+    (root / ".git").mkdir(parents=True)
+    (root / "serve.ipynb").write_text(
+        _notebook(['!pip install "sglang==0.5.23"'], ["import os\n", "!python -m sglang.launch_server --model-path m --tp-sise 2"])
+    )
+
+    def check(*args: str) -> str:
+        r = subprocess.run([sys.executable, "-m", "kimi_lsp", "--check", "--no-cache", *args, "."], cwd=root,
+                           capture_output=True, text=True, timeout=120)
+        assert r.returncode == 1, r.stderr
+        return r.stdout
+
+    (d,) = json.loads(check("--format", "json"))["diagnostics"]
+    assert d["code"] == "KL201" and d["cell"] == {"number": 2, "line": 2, "column": 48}
+    assert d["related"][0]["cell"] == {"number": 1, "line": 1, "column": 14}  # the pip line that says the release
+    assert "(cell 2, line 2)" in check().splitlines()[0]
+    (res,) = json.loads(check("--format", "sarif"))["runs"][0]["results"]
+    assert res["properties"]["notebookCell"] == {"number": 2, "line": 2, "column": 48}
+    assert res["locations"][0]["logicalLocations"] == [{"name": "cell 2", "kind": "notebookCell"}]

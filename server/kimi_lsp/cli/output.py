@@ -37,6 +37,25 @@ class Positions:
 
     def __init__(self, workspace: Workspace) -> None:
         self.ws = workspace
+        self._books: dict[Path, Any] = {}
+
+    def cell(self, path: Path, span: Span) -> tuple[int, int, int] | None:
+        """For a notebook: (cell number, line, column) of the span's start as a notebook editor
+        shows it, all 1-based; None for any other file or a place outside every cell."""
+        if path.suffix != ".ipynb":
+            return None
+        from kimi_lsp.syntax import notebook as nb
+
+        if path not in self._books:
+            src = self.ws.read(path)
+            self._books[path] = nb.read(src.text) if isinstance(src, SourceText) else None
+        book = self._books[path]
+        return nb.cell_position(book, span.start) if book is not None else None
+
+    def cell_note(self, path: Path, span: Span) -> str:
+        """`` (cell 3, line 2)`` after a notebook diagnostic's message; empty elsewhere."""
+        c = self.cell(path, span)
+        return f" (cell {c[0]}, line {c[1]})" if c is not None else ""
 
     def of(self, path: Path, span: Span) -> Pos:
         src = self.ws.read(path)
@@ -70,12 +89,14 @@ def render_text(diags: Sequence[Diagnostic], pos: Positions, cwd: Path, *, files
     for d in diags:
         p = pos.of(d.path, d.location.span)
         mark = " [*]" if fixable(d) else ""
-        out.append(f"{printable(display_path(d.path, cwd))}:{p.line}:{p.column}: {d.code}{mark} {printable(d.message)}")
+        note = pos.cell_note(d.path, d.location.span)
+        out.append(f"{printable(display_path(d.path, cwd))}:{p.line}:{p.column}: {d.code}{mark} {printable(d.message)}{note}")
         if quiet:
             continue
         for r in d.related:
             rp = pos.of(r.location.path, r.location.span)
-            out.append(f"  --> {printable(display_path(r.location.path, cwd))}:{rp.line}:{rp.column}: {printable(r.message)}")
+            rnote = pos.cell_note(r.location.path, r.location.span)
+            out.append(f"  --> {printable(display_path(r.location.path, cwd))}:{rp.line}:{rp.column}: {printable(r.message)}{rnote}")
         for f in d.fixes:
             tag = {"safe": "fix", "unsafe": "unsafe fix", "display-only": "hint"}[f.applicability.value]
             out.append(f"  {tag}: {printable(f.title)}")
@@ -118,11 +139,16 @@ def diagnostic_json(d: Diagnostic, pos: Positions, cwd: Path) -> dict[str, Any]:
         "related": [],
         "fixes": [],
     }
+    cell = pos.cell(d.path, d.location.span)
+    if cell is not None:  # a notebook: where its editor shows the place (the file's line is JSON's)
+        obj["cell"] = {"number": cell[0], "line": cell[1], "column": cell[2]}
     for r in d.related:
         rp = pos.of(r.location.path, r.location.span)
-        obj["related"].append(
-            {"path": display_path(r.location.path, cwd), "line": rp.line, "column": rp.column, "message": r.message}
-        )
+        rel: dict[str, Any] = {"path": display_path(r.location.path, cwd), "line": rp.line, "column": rp.column, "message": r.message}
+        rcell = pos.cell(r.location.path, r.location.span)
+        if rcell is not None:
+            rel["cell"] = {"number": rcell[0], "line": rcell[1], "column": rcell[2]}
+        obj["related"].append(rel)
     for f in d.fixes:
         fj: dict[str, Any] = {
             "title": f.title,
@@ -182,7 +208,7 @@ def render_github(diags: Sequence[Diagnostic], pos: Positions, cwd: Path, *, fil
             f"file={_gh_escape(display_path(d.path, base), True)},line={p.line},col={p.column},"
             f"endLine={p.end_line},endColumn={p.end_column},title={_gh_escape(f'kimi-lsp {d.code}', True)}"
         )
-        body = [f"{d.code} {d.message}"]
+        body = [f"{d.code} {d.message}{pos.cell_note(d.path, d.location.span)}"]
         for r in d.related:
             rp = pos.of(r.location.path, r.location.span)
             body.append(f"  --> {display_path(r.location.path, base)}:{rp.line}:{rp.column}: {r.message}")

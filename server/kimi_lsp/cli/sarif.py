@@ -129,8 +129,14 @@ def render_sarif(
                 name = _artifact(r.location.path, base)["uri"].rsplit("/", 1)[-1]
                 links.append(f"[{_escape(f'{name}:{p.line}')}]({k})")
             text = f"{_escape(d.message)} (see {', '.join(links)})"
+        cell = pos.cell(d.path, d.location.span)
+        if cell is not None:  # a notebook: the region is the JSON file's; the cell is where an editor shows it
+            text += f" (cell {cell[0]}, line {cell[1]})"
         res["message"] = {"text": text}
         res["locations"] = [{"physicalLocation": {"artifactLocation": loc, "region": _region(pos, d.path, d.location.span)}}]
+        if cell is not None:
+            res["locations"][0]["logicalLocations"] = [{"name": f"cell {cell[0]}", "kind": "notebookCell"}]
+            res["properties"] = {"notebookCell": {"number": cell[0], "line": cell[1], "column": cell[2]}}
         if d.related:
             res["relatedLocations"] = [
                 {

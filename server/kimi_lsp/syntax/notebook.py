@@ -10,6 +10,7 @@ and ``json.loads`` decodes each string's raw text, so values are exactly the JSO
 """
 from __future__ import annotations
 
+import bisect
 import json
 import re
 from collections.abc import Sequence
@@ -246,6 +247,21 @@ def _cell(text: str, index: int, kind: str, src: object) -> Cell | None:
     anchor = strings[-1].span.end - 1
     span = Span(strings[0].span.start, strings[-1].span.end)
     return Cell(index, kind, MappedSource(value, starts, ends, anchor), span)
+
+
+def cell_position(book: Notebook, offset: int) -> tuple[int, int, int] | None:
+    """Where file offset ``offset`` sits in the cell that holds it, as a notebook editor shows it:
+    (the cell's 1-based number among the notebook's cells, its 1-based line in the cell's source, its
+    1-based column in characters); None outside every cell's source."""
+    for cell in book.cells:
+        if not cell.span.start <= offset < cell.span.end:
+            continue
+        src = cell.source
+        k = max(0, bisect.bisect_right(src.starts, offset) - 1)
+        text = src.text
+        line_start = text.rfind("\n", 0, k) + 1
+        return cell.index + 1, text.count("\n", 0, k) + 1, k - line_start + 1
+    return None
 
 
 # -- IPython's shell escapes --------------------------------------------------------------------
