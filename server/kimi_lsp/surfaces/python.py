@@ -12,7 +12,7 @@ Three forms, as sglang's own docs and cookbooks write them:
   ``os.spawnv*`` or ``asyncio.create_subprocess_exec``: each literal item is a word where it is
   written, anything else an unknown word; a name bound once in the scope to a literal list (or
   an item name bound once to a literal string) is followed.
-- ``sglang.Engine(...)`` / ``sgl.Engine(...)`` / ``ServerArgs(...)`` (names resolved through the
+- ``sglang.Engine(...)`` / ``sgl.Engine(...)`` / ``ServerArgs(...)`` / ``sgl.Runtime(...)`` (names resolved through the
   module's imports): the keyword arguments are ServerArgs fields, handed on as an ``Entry.ENGINE``
   launch whose ``config`` holds them (``launch.engine_tokens`` maps them onto the flags); ``**opts``
   of a literal dict bound once in the scope is read too, other ``**`` make the launch a doubt.
@@ -48,9 +48,15 @@ _ARGV_CALLS: dict[str, tuple[int, str | None]] = {
     **{f"os.{f}": (2, None) for f in ("spawnv", "spawnve", "spawnvp", "spawnvpe")},
     "asyncio.create_subprocess_exec": (-1, None),
 }
+# sglang.Runtime (the frontend language's server) hands its keywords to ServerArgs too, but for its own
+# `launch_timeout` (a parameter since 0.5.21; before, ServerArgs refuses it: said nothing of either way)
+_RUNTIME_CALLS = frozenset({"sglang.Runtime", "sglang.api.Runtime", "sglang.lang.api.Runtime",
+                            "sglang.lang.backend.runtime_endpoint.Runtime"})
+_RUNTIME_OWN = frozenset({"launch_timeout"})
 _ENGINE_CALLS = frozenset({
     "sglang.Engine", "sglang.srt.entrypoints.engine.Engine", "sglang.api.Engine",
     "sglang.srt.server_args.ServerArgs", "sglang.ServerArgs",
+    *_RUNTIME_CALLS,
 })
 _MUTATORS = frozenset({"append", "extend", "insert", "remove", "pop", "clear", "sort", "reverse", "update", "setdefault"})
 # str.format / printf placeholders in a plain string: values filled in when it runs
@@ -238,10 +244,13 @@ class _Reader:
     def engine(self, node: ast.Call, name: str, env: dict[str, ast.expr]) -> None:
         if node.args or any(k.arg == "server_args" for k in node.keywords):
             return  # positional arguments are a TypeError; a ServerArgs given whole is read where it is made
+        runtime = name in _RUNTIME_CALLS
         entries: list[ConfigEntry] = []
         unknown: list[Token] = []
         doubts: list[str] = []
         for kw in node.keywords:
+            if runtime and kw.arg in _RUNTIME_OWN:
+                continue
             if kw.arg is not None:
                 entries.append(self.entry(kw.arg, self._keyword_name_span(kw), kw.value, env))
                 continue
@@ -262,7 +271,7 @@ class _Reader:
                 path=self.path,
                 surface=self.surface,
                 entry=Entry.ENGINE,
-                program=Located(f"sglang.{short}" if short == "Engine" else short, self.span(node.func)),
+                program=Located(f"sglang.{short}" if short in ("Engine", "Runtime") else short, self.span(node.func)),
                 argv=tuple(unknown),
                 span=span,
                 base_dir=self.path.parent,
