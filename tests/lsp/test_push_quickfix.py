@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -93,6 +94,16 @@ async def test_pin_file_open_in_editor_updates_launch(project: Path) -> None:
         assert tde.text_document.version == 3
 
 
+_NOTEBOOK = json.dumps(
+    {"cells": [{"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [],
+                "source": ["!python -m sglang.launch_server --model-path moonshotai/Kimi-K3 \\\n",
+                           "    --dcp-size 8 --decode-attention-backend cutedsl_mla"]}],
+     "metadata": {"kernelspec": {"language": "python", "name": "python3"}}, "nbformat": 4, "nbformat_minor": 5},
+    indent=1,
+)
+_NOTEBOOK_PIN_LINE = next(k for k, line in enumerate(_NOTEBOOK.splitlines()) if "cutedsl_mla" in line)
+
+
 @pytest.mark.parametrize(("name", "language", "text", "pin_line", "severity"), [
     # a Markdown deploy guide: the launch in a console block, the pin in the project's
     # requirements.txt (a guess at what its reader installs: a warning, the bump still offered)
@@ -103,6 +114,13 @@ async def test_pin_file_open_in_editor_updates_launch(project: Path) -> None:
     ("serve.py", "python",
      'import sglang as sgl\n\nengine = sgl.Engine(model_path="moonshotai/Kimi-K3", dcp_size=8,\n'
      '                    decode_attention_backend="cutedsl_mla")\n', 3, T.DiagnosticSeverity.Error),
+    # Python: an argv list given to subprocess
+    ("launch.py", "python",
+     'import subprocess\n\nsubprocess.run(["python", "-m", "sglang.launch_server", "--model-path",\n'
+     '                "moonshotai/Kimi-K3", "--dcp-size", "8",\n'
+     '                "--decode-attention-backend", "cutedsl_mla"], check=True)\n', 4, T.DiagnosticSeverity.Error),
+    # a notebook opened as its JSON text: a `!python -m` line of a code cell
+    ("serve.ipynb", "json", _NOTEBOOK, _NOTEBOOK_PIN_LINE, T.DiagnosticSeverity.Error),
 ])
 async def test_kl101_quickfix_from_documentation_and_code(
     project: Path, name: str, language: str, text: str, pin_line: int, severity: T.DiagnosticSeverity
