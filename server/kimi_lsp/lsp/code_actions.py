@@ -66,8 +66,12 @@ def ignore_action(uri: str, d: T.Diagnostic, scope: str) -> T.CodeAction:
     )
 
 
-def list_actions(session: Session, snaps: Snaps, params: T.CodeActionParams) -> list[T.CodeAction]:
-    """On the lint thread: the actions for the diagnostics in the request's context."""
+def list_actions(
+    session: Session, snaps: Snaps, params: T.CodeActionParams, notebook: Path | None = None
+) -> list[T.CodeAction]:
+    """On the lint thread: the actions for the diagnostics in the request's context. For a cell
+    of a notebook open in a notebook editor (``notebook``: its path), only the fixes that edit
+    other files: the notebook's own text is JSON that editor does not show."""
     session.sync(snaps)
     uri = params.text_document.uri
     path = uri_to_path(uri)
@@ -81,6 +85,8 @@ def list_actions(session: Session, snaps: Snaps, params: T.CodeActionParams) -> 
         refused: dict[Path, str | None] = {}
 
         def refuse(p: Path) -> str | None:
+            if p == notebook:
+                return "an edit of the notebook's JSON"
             if p not in refused:
                 refused[p] = fixes.edit_refusal(p, session.workspace, roots)
             return refused[p]
@@ -94,9 +100,9 @@ def list_actions(session: Session, snaps: Snaps, params: T.CodeActionParams) -> 
                 published = published if published is not None else _published(session, path)
                 payload = published.get(convert.diagnostic_key(d.code, d.range), {"fixes": []})
             out.extend(fix_actions(uri, d, payload, refuse))
-            if d.code not in ("KL901",) and lines is not None:
+            if d.code not in ("KL901",) and lines is not None and notebook is None:
                 out.append(ignore_action(uri, d, suppress.scope_for(lines, d.range.start.line)))
-    if _wants(only, FIX_ALL) and fix_all.has_safe_fix(session, path):
+    if _wants(only, FIX_ALL) and notebook is None and fix_all.has_safe_fix(session, path):
         out.append(
             T.CodeAction(title="Fix all safe kimi-lsp problems", kind=FIX_ALL, data={"kind": "fixAll", "uri": uri})
         )
@@ -210,7 +216,15 @@ def register(ls: KimiLanguageServer) -> None:
     async def code_action(ls: KimiLanguageServer, params: T.CodeActionParams) -> list[T.CodeAction] | None:
         if ls.session is None:
             return None
-        actions = await ls.on_lint_thread(list_actions, ls.session, ls.snapshots(), params)
+        notebook = None
+        if ls.notebooks and uri_to_path(params.text_document.uri) is None:
+            from kimi_lsp.lsp import notebooks
+
+            on_cell = notebooks.cell_action_params(ls, params)
+            if on_cell is None:
+                return None
+            params, notebook = on_cell
+        actions = await ls.on_lint_thread(list_actions, ls.session, ls.snapshots(), params, notebook)
         if not _can_resolve(ls):
             actions = [await resolve(ls, a) for a in actions]
         return actions or None

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types as T
 
+from kimi_lsp.lsp import session as S
 from kimi_lsp.lsp import workspace_diagnostics
 from kimi_lsp.lsp.session import uri_to_path
 
@@ -25,6 +26,15 @@ def register(ls: KimiLanguageServer) -> None:
         ls: KimiLanguageServer, params: T.DocumentDiagnosticParams
     ) -> T.RelatedFullDocumentDiagnosticReport | T.RelatedUnchangedDocumentDiagnosticReport:
         path = uri_to_path(params.text_document.uri)
+        if path is None and ls.notebooks:  # a notebook cell: its share of the notebook's report
+            from kimi_lsp.lsp import notebooks
+
+            cell_items = await notebooks.cell_report(ls, params.text_document.uri)
+            if cell_items is not None:
+                rid = S.result_id(cell_items)
+                if params.previous_result_id == rid:
+                    return T.RelatedUnchangedDocumentDiagnosticReport(result_id=rid)
+                return T.RelatedFullDocumentDiagnosticReport(items=cell_items, result_id=rid)
         if path is None or ls.session is None:
             return T.RelatedFullDocumentDiagnosticReport(items=[])
         report = await ls.on_lint_thread(ls.session.document_report, path, ls.snapshots())

@@ -26,6 +26,8 @@ from kimi_lsp.lsp.session import DocReport, DocSnap, Session, Snaps, uri_to_path
 if TYPE_CHECKING:
     from concurrent.futures import Future
 
+    from kimi_lsp.lsp.notebooks import NotebookView
+
     from pygls.protocol.json_rpc import RPCMessage
 
 log = logging.getLogger("kimi_lsp.lsp")
@@ -135,7 +137,11 @@ def client_pulls(caps: T.ClientCapabilities | None) -> bool:
 
 class KimiLanguageServer(LanguageServer):
     def __init__(self) -> None:
-        super().__init__("kimi-lsp", __version__, protocol_cls=KimiProtocol, max_workers=2)
+        from kimi_lsp.lsp.notebooks import SYNC_OPTIONS
+
+        super().__init__(
+            "kimi-lsp", __version__, protocol_cls=KimiProtocol, max_workers=2, notebook_document_sync=SYNC_OPTIONS
+        )
         self.session: Session | None = None
         self.ready: asyncio.Event | None = None
         self.loop_ref: asyncio.AbstractEventLoop | None = None
@@ -144,6 +150,7 @@ class KimiLanguageServer(LanguageServer):
         self.poller: asyncio.Future[None] | None = None  # watch.poll_disk, for clients that cannot watch
         self.published: dict[str, tuple[int | None, str]] = {}  # uri -> (version, result id) last pushed
         self.cap_reported = False  # the index cap was told to the user (once per session)
+        self.notebooks: dict[Path, NotebookView] = {}  # open in a notebook editor, by the .ipynb's path
 
     # -- client capabilities ------------------------------------------------------------------
     def cap(self, dotted: str) -> Any:
@@ -164,6 +171,8 @@ class KimiLanguageServer(LanguageServer):
             path = uri_to_path(uri)
             if path is not None:
                 snaps[path] = DocSnap(uri, doc.version, doc.source)
+        for path, view in self.notebooks.items():
+            snaps[path] = view.snap()  # its JSON, rebuilt from the cells
         return snaps
 
     async def on_lint_thread(self, fn: Callable[..., R], *args: Any) -> R:
@@ -180,6 +189,13 @@ class KimiLanguageServer(LanguageServer):
         """Push diagnostics, dropping reports computed for a version the editor has left and
         reports the client already has (a re-lint that changed nothing)."""
         for r in reports:
+            if self.notebooks and uri_to_path(r.uri) in self.notebooks:
+                from kimi_lsp.lsp import notebooks
+
+                if self.published.get(r.uri) != (r.version, r.result_id):
+                    self.published[r.uri] = (r.version, r.result_id)
+                    notebooks.publish(self, r)
+                continue
             doc = self.workspace.text_documents.get(r.uri)
             if doc is None or (r.version is not None and doc.version != r.version):
                 continue
@@ -221,6 +237,7 @@ def build_server() -> KimiLanguageServer:
         configuration,
         documents,
         hover,
+        notebooks,
         pull,
         watch,
     )
@@ -251,7 +268,7 @@ def build_server() -> KimiLanguageServer:
         if ls.session is not None:
             ls.session.pool.shutdown(wait=False, cancel_futures=True)
 
-    for module in (documents, pull, watch, configuration, code_actions, hover, completion, commands):
+    for module in (documents, notebooks, pull, watch, configuration, code_actions, hover, completion, commands):
         module.register(ls)
     return ls
 
