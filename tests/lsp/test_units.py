@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from kimi_lsp.lsp import completion, convert, edits, settings, suppress
@@ -112,3 +113,23 @@ def test_completion_in_a_small_config_with_a_typo_and_an_ambiguous_key(tmp_path:
     assert {i.label for i in typed.items} >= {"dcp-size"} and all("dcp" in i.label for i in typed.items)
     empty = completion.complete(session, snaps, uri, T.Position(line=3, character=0), shape)
     assert empty is not None and empty.is_incomplete and len(empty.items) == completion.MAX_ITEMS
+
+
+# -- notebooks in a notebook editor: cell positions <-> the rebuilt JSON ------------------------
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-8", "utf-32"])
+def test_every_cell_position_survives_the_rebuilt_notebook(encoding: str) -> None:
+    from kimi_lsp.lsp.notebooks import NotebookView
+
+    cells = [("c0", "code", "python", 'x = "é\\\\"\n!echo "\\u00e9 \U0001F600" end\r\n'),
+             ("c1", "markdown", "markdown", ""), ("c2", "code", "python", "y")]
+    view = NotebookView("file:///p/n.ipynb", Path("/p/n.ipynb"), 1, cells)
+    for index, (_, _, _, text) in enumerate(cells):
+        lines = view.cell_lines(index)
+        for k in range(len(text) + 1):
+            if text[k - 1 : k + 1] == "\r\n":
+                continue  # between CR and LF: no position of LSP's
+            p = convert.position(lines, k, encoding)
+            placed = view.to_cell(view.from_cell(index, T.Range(start=p, end=p), encoding), encoding)
+            assert placed is not None and placed[0] == index and placed[1].start == p, (index, k)

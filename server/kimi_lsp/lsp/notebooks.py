@@ -112,9 +112,11 @@ class NotebookView:
         out: dict[str, list[T.Diagnostic]] = {u: [] for u in self.cell_uris}
         for d in items:
             placed = self.to_cell(d.range, encoding)
-            if placed is None:
-                log.debug("a notebook diagnostic outside every cell: %s %s", d.code, d.message)
-                continue
+            if placed is None:  # about the notebook as a whole: shown on its first cell, never dropped
+                if not self.cell_uris:
+                    log.warning("a diagnostic on a notebook without cells: %s %s", d.code, d.message)
+                    continue
+                placed = (0, T.Range(T.Position(line=0, character=0), T.Position(line=0, character=0)))
             index, rng = placed
             related = []
             for r in d.related_information or ():
