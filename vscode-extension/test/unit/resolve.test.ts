@@ -49,7 +49,7 @@ const ok = (v = '0.1.0'): ExecResult => ({ code: 0, stdout: `kimi-lsp ${v}\n`, s
 const noModule: ExecResult = { code: 1, stdout: '', stderr: '/usr/bin/python3: No module named kimi_lsp\n' };
 
 function options(settings: Partial<LaunchSettings> = {}, extra: Partial<ResolveOptions> = {}): ResolveOptions {
-  return { settings: { path: [], interpreter: [], args: [], ...settings }, ...extra };
+  return { settings: { enable: true, importStrategy: 'fromEnvironment', path: [], interpreter: [], args: [], ...settings }, ...extra };
 }
 
 test('kimi-lsp.path: the first entry that exists wins', async () => {
