@@ -7,6 +7,7 @@
 // it needs no unzip tool.
 //
 //   node scripts/check-vsix.js kimi-lsp.vsix [--list]
+//   node scripts/check-vsix.js --libs      before packaging: is bundled/libs built and complete?
 'use strict';
 
 const fs = require('node:fs');
@@ -112,13 +113,46 @@ function requiredModules(js) {
   return [...found];
 }
 
+/** Problems with the wheel names in bundled/libs: one for kimi-lsp and one per pin, nothing else. */
+function libsProblems(wheelNames, root) {
+  const problems = [];
+  const expected = [{ name: 'kimi_lsp', version: undefined }, ...bundledPins(path.join(root, 'bundled', 'requirements.txt'))];
+  for (const pin of expected) {
+    const matches = wheelNames.filter((w) => {
+      const [dist, version] = w.split('-');
+      return dist.toLowerCase() === pin.name && (pin.version === undefined || version === pin.version);
+    });
+    if (matches.length !== 1) {
+      problems.push(`bundled server: expected one wheel for ${pin.name}${pin.version ? `==${pin.version}` : ''} in bundled/libs, found ${matches.length}`);
+    }
+  }
+  for (const w of wheelNames) {
+    if (!w.endsWith('.whl') || !expected.some((p) => w.split('-')[0].toLowerCase() === p.name)) {
+      problems.push(`bundled server: unexpected file bundled/libs/${w}`);
+    }
+  }
+  return problems;
+}
+
 function main(argv) {
+  const root = path.resolve(__dirname, '..');
+  if (argv.includes('--libs')) {
+    const dir = path.join(root, 'bundled', 'libs');
+    const problems = fs.existsSync(dir) ? libsProblems(fs.readdirSync(dir), root) : [`${dir} does not exist`];
+    for (const p of problems) {
+      console.error(`check-vsix: ${p}`);
+    }
+    if (problems.length) {
+      console.error('check-vsix: build the bundled server first: python scripts/bundle_server.py');
+      return 1;
+    }
+    return 0;
+  }
   const file = argv.find((a) => !a.startsWith('--'));
   if (!file) {
     console.error('usage: check-vsix.js FILE.vsix [--list]');
     return 2;
   }
-  const root = path.resolve(__dirname, '..');
   const buf = fs.readFileSync(path.resolve(file));
   const entries = zipEntries(buf);
   const byName = new Map(entries.map((e) => [e.name, e]));
@@ -176,21 +210,7 @@ function main(argv) {
   // The server: exactly one pure wheel for kimi-lsp and for each pin of bundled/requirements.txt.
   const wheels = names.filter((n) => n.startsWith('extension/bundled/libs/'));
   const wheelNames = wheels.map((n) => n.slice('extension/bundled/libs/'.length));
-  const expected = [{ name: 'kimi_lsp', version: undefined }, ...bundledPins(path.join(root, 'bundled', 'requirements.txt'))];
-  for (const pin of expected) {
-    const matches = wheelNames.filter((w) => {
-      const [dist, version] = w.split('-');
-      return dist.toLowerCase() === pin.name && (pin.version === undefined || version === pin.version);
-    });
-    if (matches.length !== 1) {
-      problems.push(`bundled server: expected one wheel for ${pin.name}${pin.version ? `==${pin.version}` : ''} in bundled/libs, found ${matches.length}`);
-    }
-  }
-  for (const w of wheelNames) {
-    if (!w.endsWith('.whl') || !expected.some((p) => w.split('-')[0].toLowerCase() === p.name)) {
-      problems.push(`bundled server: unexpected file bundled/libs/${w}`);
-    }
-  }
+  problems.push(...libsProblems(wheelNames, root));
   for (const n of wheels.filter((w) => w.endsWith('.whl'))) {
     problems.push(...wheelProblems(n.slice('extension/'.length), entryData(buf, byName.get(n))));
   }

@@ -213,3 +213,23 @@ test('the bundled server falls back to a temporary copy, with a warning, when th
   assert.equal(r.server.warnings.length, 1, r.log.join('\n'));
   assert.match(r.server.warnings[0], /could not unpack the bundled server into .*not-a-directory.*using a temporary copy/);
 });
+
+test('windows starting at the same time unpack the bundle into one directory, atomically', { timeout: 60_000, skip: skipReason() }, async () => {
+  const root = mkdtempSync(join(tmpdir(), 'kimi-lsp-bundle-race-'));
+  tmpRoots.push(root);
+  const ext = join(root, 'extension');
+  const storage = join(root, 'globalStorage');
+  unpackVsix(ext);
+  const launch = join(ext, ...BUNDLE_LAUNCH_SCRIPT);
+  const runs = await Promise.all(
+    [1, 2, 3, 4].map(() => exec(PYTHON, ['-I', '-u', launch, '--storage', storage, '--', '--version'], { timeoutMs: 60_000 })),
+  );
+  for (const r of runs) {
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /^kimi-lsp \d+\.\d+\.\d+/);
+    assert.equal(r.stderr.trim(), '', 'no warning: every process found or made the directory');
+  }
+  const entries = readdirSync(join(storage, 'server'));
+  assert.equal(entries.length, 1, `one unpacked bundle and no half-built directory left: ${entries.join(', ')}`);
+  assert.ok(existsSync(join(storage, 'server', entries[0], '.kimi-lsp-bundle-complete')));
+});
