@@ -1,12 +1,14 @@
 // Entry point: the commands, and restarting the server when what it depends on changes.
 // No lint logic lives in the extension; it is all in the kimi-lsp server.
 
+import { existsSync } from 'node:fs';
 import * as path from 'node:path';
 
 import * as vscode from 'vscode';
 
 import { shellQuote, verifyCommand } from './common/args';
-import { COMMANDS, FIX_ALL_KIND, OUTPUT_CHANNEL_NAME } from './common/constants';
+import { BundleLocation } from './common/args';
+import { BUNDLE_LAUNCH_SCRIPT, COMMANDS, FIX_ALL_KIND, OUTPUT_CHANNEL_NAME } from './common/constants';
 import { dependsOnPythonEnvironment } from './common/resolve';
 import { classifyChange } from './common/settings';
 import { PythonEnvironments } from './python';
@@ -19,7 +21,7 @@ let manager: ServerManager | undefined;
 export function activate(context: vscode.ExtensionContext): void {
   const log = vscode.window.createOutputChannel(OUTPUT_CHANNEL_NAME, { log: true });
   const python = new PythonEnvironments(log);
-  manager = new ServerManager(log, python);
+  manager = new ServerManager(log, python, bundleLocation(context, log));
   const mgr = manager;
   context.subscriptions.push(log, python, mgr);
 
@@ -50,7 +52,7 @@ export function activate(context: vscode.ExtensionContext): void {
       }
     }),
     python.onDidChange(() => {
-      if (dependsOnPythonEnvironment(mgr.server?.source)) {
+      if (dependsOnPythonEnvironment(mgr.server?.source, mgr.server?.interpreterSource)) {
         scheduleRestart('the Python environment changed');
       }
     }),
@@ -60,6 +62,16 @@ export function activate(context: vscode.ExtensionContext): void {
   // Not awaited: finding the server runs `--version` (seconds on a cold Python), and activation
   // should not wait for it. Failures are reported by the manager itself.
   mgr.start().catch((e) => log.error(`starting the server: ${String(e)}`));
+}
+
+/** The bundled server: its bootstrap in the extension, and the extension's global storage to unpack into. */
+function bundleLocation(context: vscode.ExtensionContext, log: vscode.LogOutputChannel): BundleLocation | undefined {
+  const launchScript = path.join(context.extensionPath, ...BUNDLE_LAUNCH_SCRIPT);
+  if (!existsSync(launchScript)) {
+    log.warn(`this installation has no bundled server (${launchScript} is missing)`);
+    return undefined;
+  }
+  return { launchScript, storageDir: context.globalStorageUri.fsPath };
 }
 
 export async function deactivate(): Promise<void> {

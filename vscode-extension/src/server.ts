@@ -4,12 +4,20 @@
 import { homedir } from 'node:os';
 
 import * as vscode from 'vscode';
-import { DidChangeConfigurationNotification, LanguageClient, LanguageClientOptions, ResponseError, RevealOutputChannelOn, ServerOptions } from 'vscode-languageclient/node';
+import {
+  DidChangeConfigurationNotification,
+  LanguageClient,
+  LanguageClientOptions,
+  ResponseError,
+  RevealOutputChannelOn,
+  ServerOptions,
+  State,
+} from 'vscode-languageclient/node';
 
-import { serveCommand } from './common/args';
+import { BundleLocation, serveCommand, shellQuote } from './common/args';
 import { CONFIG_SECTION, EXTENSION_ID, SERVER_NAME } from './common/constants';
 import { nodeResolveDeps } from './common/node';
-import { describeSource, Resolution, ResolvedServer, resolveServer } from './common/resolve';
+import { describeServer, Resolution, ResolvedServer, resolveServer } from './common/resolve';
 import { documentSelector } from './common/selector';
 import { LaunchSettings, LINT_KEYS, LintSettings, normalizeLaunchSettings, normalizeLintSettings } from './common/settings';
 import { PythonEnvironments } from './python';
@@ -20,15 +28,19 @@ export class ServerManager implements vscode.Disposable {
   /** Start/stop/restart run one at a time, in the order they were asked for. */
   private queue: Promise<void> = Promise.resolve();
   private readonly status: vscode.LanguageStatusItem;
+  /** Set while the extension itself stops the client, so that a stop is not taken for a crash. */
+  private stopping = false;
 
   constructor(
     private readonly log: vscode.LogOutputChannel,
     private readonly python: PythonEnvironments,
+    /** The server bundled with the extension; undefined when this installation lacks it. */
+    private readonly bundle?: BundleLocation,
   ) {
     this.status = vscode.languages.createLanguageStatusItem(`${EXTENSION_ID}.status`, documentSelector());
     this.status.name = 'kimi-lsp';
     this.status.command = { title: 'Show Logs', command: `${EXTENSION_ID}.showLogs` };
-    this.setStatus('kimi-lsp: starting', vscode.LanguageStatusSeverity.Information);
+    this.setStatus('kimi-lsp: starting', vscode.LanguageStatusSeverity.Information, undefined, true);
   }
 
   get languageClient(): LanguageClient | undefined {
@@ -81,7 +93,7 @@ export class ServerManager implements vscode.Disposable {
       this.log.warn(p);
     }
     return resolveServer(
-      { settings: launch.value, cwd: folder?.uri.fsPath, trusted: vscode.workspace.isTrusted },
+      { settings: launch.value, cwd: folder?.uri.fsPath, trusted: vscode.workspace.isTrusted, bundle: this.bundle },
       nodeResolveDeps(() => this.python.activeInterpreter(folder?.uri)),
     );
   }
@@ -91,6 +103,13 @@ export class ServerManager implements vscode.Disposable {
       return;
     }
     const folder = vscode.workspace.workspaceFolders?.[0];
+    if (!readLaunchSettings(folder).value.enable) {
+      this.resolved = undefined;
+      this.log.info('kimi-lsp.enable is false: the server is not started');
+      this.setStatus('kimi-lsp: disabled', vscode.LanguageStatusSeverity.Information, 'kimi-lsp.enable is false');
+      return;
+    }
+    this.setStatus('kimi-lsp: starting', vscode.LanguageStatusSeverity.Information, 'finding the server', true);
     const resolution = await this.resolve();
     for (const line of resolution.log) {
       this.log.info(line);
@@ -98,14 +117,18 @@ export class ServerManager implements vscode.Disposable {
     if (!resolution.ok) {
       this.resolved = undefined;
       this.log.error(resolution.message);
-      this.setStatus('kimi-lsp: server not found', vscode.LanguageStatusSeverity.Error, resolution.message);
+      this.setStatus('kimi-lsp: no server', vscode.LanguageStatusSeverity.Error, resolution.message);
       void showStartError(resolution.message);
       return;
     }
     this.resolved = resolution.server;
+    const server = resolution.server;
+    for (const w of server.warnings) {
+      this.log.warn(w);
+    }
     const launch = readLaunchSettings(folder).value;
-    const cmd = serveCommand(resolution.server.invocation, launch.args);
-    this.log.info(`starting: ${[cmd.command, ...cmd.args].join(' ')}`);
+    const cmd = serveCommand(server.invocation, launch.args);
+    this.log.info(`starting: ${shellQuote([cmd.command, ...cmd.args])}`);
 
     const serverOptions: ServerOptions = {
       command: cmd.command,
@@ -119,6 +142,10 @@ export class ServerManager implements vscode.Disposable {
       revealOutputChannelOn: RevealOutputChannelOn.Never,
       initializationOptions: { settings: readLintSettings(folder) },
       middleware: {
+        // kimi-lsp.workspaceDiagnostics false: the client does not pull reports for files that are
+        // not open, whatever the server offers (the server is told too, through its settings).
+        provideWorkspaceDiagnostics: (resultIds, token, resultReporter, next) =>
+          readLintSettings(folder).workspaceDiagnostics === false ? { items: [] } : next(resultIds, token, resultReporter),
         workspace: {
           // The client answers workspace/configuration from the "kimi-lsp" section itself; send the
           // server only the lint keys, normalised, so empty editor defaults never override a project.
@@ -143,13 +170,31 @@ export class ServerManager implements vscode.Disposable {
     };
     const client = new LanguageClient(EXTENSION_ID, SERVER_NAME, serverOptions, clientOptions);
     this.client = client;
+    const running = (): void => {
+      const detail = [describeServer(server), ...server.warnings].join('; ');
+      const severity = server.warnings.length ? vscode.LanguageStatusSeverity.Warning : vscode.LanguageStatusSeverity.Information;
+      this.setStatus(`kimi-lsp ${server.version.text}`, severity, detail);
+    };
+    // The language client restarts a server that exits (a few times); the item follows it.
+    client.onDidChangeState((e) => {
+      if (this.client !== client || this.stopping) {
+        return;
+      }
+      if (e.newState === State.Starting) {
+        this.setStatus('kimi-lsp: starting', vscode.LanguageStatusSeverity.Information, 'restarting the server', true);
+      } else if (e.newState === State.Running) {
+        running();
+      } else if (e.newState === State.Stopped && e.oldState === State.Running) {
+        this.log.error('the kimi-lsp server stopped unexpectedly; see the messages above');
+        this.setStatus('kimi-lsp: crashed', vscode.LanguageStatusSeverity.Error, 'The server stopped unexpectedly. Show Logs for its messages; kimi-lsp: Restart Server starts it again.');
+      }
+    });
     try {
       await client.start();
-      const v = resolution.server.version.text;
-      this.setStatus(`kimi-lsp ${v}`, vscode.LanguageStatusSeverity.Information, `from ${describeSource(resolution.server.source)}`);
+      running();
     } catch (e) {
       this.log.error(`the kimi-lsp server did not start: ${String(e)}`);
-      this.setStatus('kimi-lsp: server failed', vscode.LanguageStatusSeverity.Error, String(e));
+      this.setStatus('kimi-lsp: failed to start', vscode.LanguageStatusSeverity.Error, String(e));
       void showStartError(`The kimi-lsp server did not start: ${String(e)}`);
     }
   }
@@ -160,6 +205,7 @@ export class ServerManager implements vscode.Disposable {
     if (!client) {
       return;
     }
+    this.stopping = true;
     try {
       await client.stop(5000);
     } catch (e) {
@@ -169,13 +215,16 @@ export class ServerManager implements vscode.Disposable {
       await client.dispose();
     } catch {
       // already stopped
+    } finally {
+      this.stopping = false;
     }
   }
 
-  private setStatus(text: string, severity: vscode.LanguageStatusSeverity, detail?: string): void {
+  private setStatus(text: string, severity: vscode.LanguageStatusSeverity, detail?: string, busy = false): void {
     this.status.text = text;
     this.status.severity = severity;
     this.status.detail = detail;
+    this.status.busy = busy;
   }
 
   dispose(): void {
@@ -195,7 +244,13 @@ export function readLintSettings(folder: vscode.WorkspaceFolder | undefined): Li
 
 export function readLaunchSettings(folder: vscode.WorkspaceFolder | undefined): { value: LaunchSettings; problems: string[] } {
   const config = vscode.workspace.getConfiguration(CONFIG_SECTION, folder);
-  const raw = { path: config.get('path'), interpreter: config.get('interpreter'), args: config.get('args') };
+  const raw = {
+    enable: config.get('enable'),
+    importStrategy: config.get('importStrategy'),
+    path: config.get('path'),
+    interpreter: config.get('interpreter'),
+    args: config.get('args'),
+  };
   return normalizeLaunchSettings(raw, {
     workspaceFolder: folder?.uri.fsPath,
     userHome: homedir(),

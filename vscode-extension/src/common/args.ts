@@ -1,6 +1,6 @@
 // Building the command lines the extension runs. Pure.
 
-import { MODULE_ARGS } from './constants';
+import { BUNDLE_PYTHON_ARGS, MODULE_ARGS } from './constants';
 
 /**
  * How to run kimi-lsp: either its console script (`prefix` empty) or a Python interpreter with
@@ -27,6 +27,26 @@ export function interpreterInvocation(interpreter: readonly string[]): KimiInvoc
     throw new Error('empty interpreter');
   }
   return { command: interpreter[0], prefix: [...interpreter.slice(1), ...MODULE_ARGS] };
+}
+
+/** Where the extension's own server is: its bootstrap script, and the directory it may unpack into. */
+export interface BundleLocation {
+  launchScript: string;
+  storageDir: string;
+}
+
+/**
+ * The bundled server run by `interpreter` (an executable plus optional leading arguments):
+ * `<python> -I -u <launch.py> --storage <dir> …`, then the kimi-lsp arguments as for the console script.
+ */
+export function bundledInvocation(interpreter: readonly string[], bundle: BundleLocation): KimiInvocation {
+  if (interpreter.length === 0) {
+    throw new Error('empty interpreter');
+  }
+  return {
+    command: interpreter[0],
+    prefix: [...interpreter.slice(1), ...BUNDLE_PYTHON_ARGS, bundle.launchScript, '--storage', bundle.storageDir, '--'],
+  };
 }
 
 /** `kimi-lsp serve [extra...]`: stdio is the default transport, so nothing else is needed. */

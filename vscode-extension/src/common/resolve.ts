@@ -4,21 +4,39 @@
 //
 // Order:
 //   1. `kimi-lsp.path`: the first entry that is an existing executable file  -> `<path> serve`
-//   2. `kimi-lsp.interpreter`                                                 -> `<python> -m kimi_lsp serve`
-//   3. the Python extension's active environment (trusted workspaces only)    -> `<python> -m kimi_lsp serve`
-//   4. `kimi-lsp` on PATH                                                     -> `kimi-lsp serve`
+//   then, by `kimi-lsp.importStrategy`:
+//   useBundled (default): the server bundled with the extension, run by the first Python >= 3.10 of
+//     2. `kimi-lsp.interpreter`
+//     3. the Python extension's active environment (trusted workspaces only)
+//     4. `python3`, then `python`, on PATH
+//     as `<python> -I -u bundled/tool/launch.py --storage <global storage> -- serve`: nothing is installed
+//   fromEnvironment: a kimi-lsp installed by the user, found in
+//     2. `kimi-lsp.interpreter`                                              -> `<python> -m kimi_lsp serve`
+//     3. the Python extension's active environment (trusted workspaces only) -> `<python> -m kimi_lsp serve`
+//     4. `kimi-lsp` on PATH                                                  -> `kimi-lsp serve`
 // Whatever is found must answer `--version` with `kimi-lsp X.Y.Z`, X.Y.Z >= MIN_SERVER_VERSION.
 //
 // A source the user configured explicitly (1 found, 2) never falls through silently to another one
 // when it fails: a wrong setting is reported, not papered over (ruff-vscode#691 and #711 are what
-// happens otherwise). The implicit sources (3, 4) fall through.
+// happens otherwise). The implicit sources (3, 4) fall through, and what each said is logged.
 
-import { executableInvocation, installHint, interpreterInvocation, KimiInvocation, shellQuote, versionCommand } from './args';
-import { EXECUTABLE_NAME, MIN_SERVER_VERSION, PYTHON_MODULE } from './constants';
+import {
+  BundleLocation,
+  bundledInvocation,
+  executableInvocation,
+  installHint,
+  interpreterInvocation,
+  KimiInvocation,
+  shellQuote,
+  versionCommand,
+} from './args';
+import { BUNDLE_EXIT_TOO_OLD, BUNDLE_MESSAGE_PREFIX, EXECUTABLE_NAME, MIN_PYTHON, MIN_SERVER_VERSION, PYTHON_MODULE, PYTHON_NAMES } from './constants';
 import { LaunchSettings } from './settings';
 import { isAtLeast, parseVersionOutput, Version } from './version';
 
-export type ServerSource = 'path' | 'interpreter' | 'python-extension' | 'PATH';
+export type ServerSource = 'path' | 'interpreter' | 'python-extension' | 'PATH' | 'bundled';
+/** Which interpreter runs the bundled server. */
+export type InterpreterSource = 'interpreter' | 'python-extension' | 'PATH';
 
 export interface ExecResult {
   /** Exit code; null when the process did not exit normally (killed, timed out, not started). */
@@ -49,19 +67,27 @@ export interface ResolveOptions {
   trusted?: boolean;
   minVersion?: string;
   timeoutMs?: number;
+  /** The bundled server (needed for importStrategy useBundled). */
+  bundle?: BundleLocation;
 }
 
 export interface ResolvedServer {
   source: ServerSource;
   invocation: KimiInvocation;
   version: Version;
+  /** For the bundled server: where its interpreter came from. */
+  interpreterSource?: InterpreterSource;
+  /** What the bundle's bootstrap warned about (e.g. global storage not writable): shown to the user. */
+  warnings: string[];
 }
 
 export type Resolution =
   | { ok: true; server: ResolvedServer; log: string[] }
   | { ok: false; message: string; log: string[] };
 
-type Probe = { ok: true; version: Version } | { ok: false; reason: string; notInstalled: boolean };
+type Probe =
+  | { ok: true; version: Version; warnings: string[] }
+  | { ok: false; reason: string; notInstalled: boolean; tooOldPython?: boolean; warnings: string[] };
 
 const DEFAULT_TIMEOUT_MS = 20_000;
 
@@ -75,30 +101,49 @@ export async function probe(inv: KimiInvocation, deps: ResolveDeps, opts: Resolv
     res = { code: null, stdout: '', stderr: '', error: String(e) };
   }
   const shown = shellQuote([cmd.command, ...cmd.args]);
+  const { warnings, errors } = bundleMessages(res.stderr);
+  const fail = (reason: string, notInstalled: boolean, tooOldPython = false): Probe => ({ ok: false, reason, notInstalled, tooOldPython, warnings });
   if (res.error === 'ENOENT') {
-    return { ok: false, reason: `\`${inv.command}\` was not found`, notInstalled: true };
+    return fail(`\`${inv.command}\` was not found`, true);
   }
   if (res.error && res.code === null) {
-    return { ok: false, reason: `\`${shown}\` did not finish (${res.error})`, notInstalled: false };
+    return fail(`\`${shown}\` did not finish (${res.error})`, false);
   }
   if (res.code !== 0) {
-    if (new RegExp(`No module named '?${PYTHON_MODULE}\\b`).test(res.stderr)) {
-      return { ok: false, reason: `kimi-lsp is not installed in \`${inv.command}\``, notInstalled: true };
+    if (errors.length) {
+      // The bundle's bootstrap says what is wrong in words meant for the user.
+      return fail(errors.join('; '), false, res.code === BUNDLE_EXIT_TOO_OLD);
     }
-    return { ok: false, reason: `\`${shown}\` failed with exit code ${res.code}${lastLine(res.stderr)}`, notInstalled: false };
+    if (new RegExp(`No module named '?${PYTHON_MODULE}\\b`).test(res.stderr)) {
+      return fail(`kimi-lsp is not installed in \`${inv.command}\``, true);
+    }
+    return fail(`\`${shown}\` failed with exit code ${res.code}${lastLine(res.stderr)}`, false);
   }
   const version = parseVersionOutput(res.stdout) ?? parseVersionOutput(res.stderr);
   if (!version) {
-    return { ok: false, reason: `\`${shown}\` printed no kimi-lsp version${lastLine(res.stdout)}`, notInstalled: false };
+    return fail(`\`${shown}\` printed no kimi-lsp version${lastLine(res.stdout)}`, false);
   }
   if (!isAtLeast(version, min)) {
-    return {
-      ok: false,
-      reason: `kimi-lsp ${version.text} at \`${inv.command}\` is too old (${min} or newer is needed); upgrade it with \`${installHint(inv)} --upgrade\``,
-      notInstalled: false,
-    };
+    return fail(
+      `kimi-lsp ${version.text} at \`${inv.command}\` is too old (${min} or newer is needed); upgrade it with \`${installHint(inv)} --upgrade\``,
+      false,
+    );
   }
-  return { ok: true, version };
+  return { ok: true, version, warnings };
+}
+
+/** The lines of the bundle's bootstrap meant for the user (`kimi-lsp-bundle: warning: …` / `error: …`). */
+export function bundleMessages(stderr: string): { warnings: string[]; errors: string[] } {
+  const warnings: string[] = [];
+  const errors: string[] = [];
+  const re = new RegExp(`^${BUNDLE_MESSAGE_PREFIX}: (warning|error): (.*)$`);
+  for (const line of stderr.split(/\r?\n/)) {
+    const m = re.exec(line.trim());
+    if (m) {
+      (m[1] === 'warning' ? warnings : errors).push(m[2]);
+    }
+  }
+  return { warnings, errors };
 }
 
 function lastLine(text: string): string {
@@ -109,24 +154,27 @@ function lastLine(text: string): string {
 export async function resolveServer(opts: ResolveOptions, deps: ResolveDeps): Promise<Resolution> {
   const log: string[] = [];
   const tried: string[] = [];
-  const hints: string[] = [];
-  const found = (source: ServerSource, invocation: KimiInvocation, version: Version): Resolution => {
-    log.push(`using kimi-lsp ${version.text} from ${describeSource(source)}: ${shellQuote([invocation.command, ...invocation.prefix])}`);
-    return { ok: true, server: { source, invocation, version }, log };
+  const found = (source: ServerSource, invocation: KimiInvocation, r: Probe & { ok: true }, interpreterSource?: InterpreterSource): Resolution => {
+    const from = source === 'bundled' && interpreterSource ? `the bundle, run by ${describeInterpreterSource(interpreterSource)}` : describeSource(source);
+    log.push(`using kimi-lsp ${r.version.text} from ${from}: ${shellQuote([invocation.command, ...invocation.prefix])}`);
+    for (const w of r.warnings) {
+      log.push(`warning: ${w}`);
+    }
+    return { ok: true, server: { source, invocation, version: r.version, interpreterSource, warnings: r.warnings }, log };
   };
   const fail = (message: string): Resolution => {
     log.push(message);
     return { ok: false, message, log };
   };
 
-  // 1. kimi-lsp.path
+  // 1. kimi-lsp.path, whatever the import strategy (as ruff.path).
   if (opts.settings.path.length) {
     for (const p of opts.settings.path) {
       if (await deps.isExecutableFile(p)) {
         const inv = executableInvocation(p);
         const r = await probe(inv, deps, opts);
         if (r.ok) {
-          return found('path', inv, r.version);
+          return found('path', inv, r);
         }
         return fail(`kimi-lsp.path: ${r.reason}. Fix or remove the setting, or install the server with \`${installHint(undefined)}\`.`);
       }
@@ -136,41 +184,112 @@ export async function resolveServer(opts: ResolveOptions, deps: ResolveDeps): Pr
     tried.push(`kimi-lsp.path (${opts.settings.path.join(', ')}: none exists)`);
   }
 
+  if (opts.settings.importStrategy === 'fromEnvironment') {
+    return fromEnvironment(opts, deps, log, tried, found, fail);
+  }
+  return bundled(opts, deps, log, tried, found, fail);
+}
+
+type Found = (source: ServerSource, invocation: KimiInvocation, r: Probe & { ok: true }, interpreterSource?: InterpreterSource) => Resolution;
+type Fail = (message: string) => Resolution;
+
+/** The Python extension's interpreter, or undefined (none, untrusted, or unreadable: logged). */
+async function pythonExtensionInterpreter(opts: ResolveOptions, deps: ResolveDeps, log: string[]): Promise<string[] | undefined> {
+  if (!deps.pythonExtensionInterpreter) {
+    return undefined;
+  }
+  if (opts.trusted === false) {
+    log.push('Python extension environment: skipped in an untrusted workspace');
+    return undefined;
+  }
+  let interpreter: string[] | undefined;
+  try {
+    interpreter = await deps.pythonExtensionInterpreter();
+  } catch (e) {
+    log.push(`Python extension environment: could not be read (${String(e)})`);
+    return undefined;
+  }
+  if (interpreter !== undefined && interpreter.length === 0) {
+    log.push('Python extension environment: none selected');
+    return undefined;
+  }
+  return interpreter;
+}
+
+/** importStrategy useBundled: the extension's own server, run by the first Python >= 3.10 found. */
+async function bundled(opts: ResolveOptions, deps: ResolveDeps, log: string[], tried: string[], found: Found, fail: Fail): Promise<Resolution> {
+  const bundle = opts.bundle;
+  if (!bundle) {
+    return fail(
+      'This installation of the extension has no bundled kimi-lsp server. Reinstall the extension, or set kimi-lsp.importStrategy to "fromEnvironment" to use a kimi-lsp you installed.',
+    );
+  }
+  // 2. kimi-lsp.interpreter: explicit, so a failure is reported, never replaced by another Python.
+  if (opts.settings.interpreter.length) {
+    const inv = bundledInvocation(opts.settings.interpreter, bundle);
+    const r = await probe(inv, deps, opts);
+    if (r.ok) {
+      return found('bundled', inv, r, 'interpreter');
+    }
+    return fail(`kimi-lsp.interpreter: ${r.reason}. The bundled server needs Python ${MIN_PYTHON} or newer; fix the setting or remove it.`);
+  }
+  // 3. The Python extension's active environment.
+  const selected = await pythonExtensionInterpreter(opts, deps, log);
+  if (selected) {
+    const inv = bundledInvocation(selected, bundle);
+    const r = await probe(inv, deps, opts);
+    if (r.ok) {
+      return found('bundled', inv, r, 'python-extension');
+    }
+    log.push(`Python extension environment: ${r.reason}`);
+    tried.push(`the selected Python environment (${r.reason})`);
+  }
+  // 4. python3, python on PATH.
+  for (const name of PYTHON_NAMES) {
+    const onPath = await deps.findOnPath(name);
+    if (!onPath) {
+      tried.push(`\`${name}\` on PATH (not found)`);
+      continue;
+    }
+    const inv = bundledInvocation([onPath], bundle);
+    const r = await probe(inv, deps, opts);
+    if (r.ok) {
+      return found('bundled', inv, r, 'PATH');
+    }
+    log.push(`${name} on PATH (${onPath}): ${r.reason}`);
+    tried.push(`${onPath} (${r.reason})`);
+  }
+  return fail(
+    `No Python ${MIN_PYTHON} or newer was found to run the bundled kimi-lsp server. Tried: ${tried.join('; ')}. ` +
+      `Install Python ${MIN_PYTHON}+ (nothing else is needed), select it in the Python extension, or set kimi-lsp.interpreter to it.`,
+  );
+}
+
+/** importStrategy fromEnvironment: a kimi-lsp the user installed (the order before the bundle existed). */
+async function fromEnvironment(opts: ResolveOptions, deps: ResolveDeps, log: string[], tried: string[], found: Found, fail: Fail): Promise<Resolution> {
+  const hints: string[] = [];
   // 2. kimi-lsp.interpreter
   if (opts.settings.interpreter.length) {
     const inv = interpreterInvocation(opts.settings.interpreter);
     const r = await probe(inv, deps, opts);
     if (r.ok) {
-      return found('interpreter', inv, r.version);
+      return found('interpreter', inv, r);
     }
     const hint = r.notInstalled ? ` Install it with \`${installHint(inv)}\`, or fix the setting.` : '';
     return fail(`kimi-lsp.interpreter: ${r.reason}.${hint}`);
   }
 
   // 3. The Python extension's active environment.
-  if (deps.pythonExtensionInterpreter) {
-    if (opts.trusted === false) {
-      log.push('Python extension environment: skipped in an untrusted workspace');
-    } else {
-      let interpreter: string[] | undefined;
-      try {
-        interpreter = await deps.pythonExtensionInterpreter();
-      } catch (e) {
-        log.push(`Python extension environment: could not be read (${String(e)})`);
-      }
-      if (interpreter && interpreter.length) {
-        const inv = interpreterInvocation(interpreter);
-        const r = await probe(inv, deps, opts);
-        if (r.ok) {
-          return found('python-extension', inv, r.version);
-        }
-        log.push(`Python extension environment: ${r.reason}`);
-        tried.push(`the selected Python environment (${r.reason})`);
-        hints.push(`\`${installHint(inv)}\` (into the selected Python environment)`);
-      } else if (interpreter !== undefined) {
-        log.push('Python extension environment: none selected');
-      }
+  const selected = await pythonExtensionInterpreter(opts, deps, log);
+  if (selected) {
+    const inv = interpreterInvocation(selected);
+    const r = await probe(inv, deps, opts);
+    if (r.ok) {
+      return found('python-extension', inv, r);
     }
+    log.push(`Python extension environment: ${r.reason}`);
+    tried.push(`the selected Python environment (${r.reason})`);
+    hints.push(`\`${installHint(inv)}\` (into the selected Python environment)`);
   }
 
   // 4. PATH
@@ -179,7 +298,7 @@ export async function resolveServer(opts: ResolveOptions, deps: ResolveDeps): Pr
     const inv = executableInvocation(onPath);
     const r = await probe(inv, deps, opts);
     if (r.ok) {
-      return found('PATH', inv, r.version);
+      return found('PATH', inv, r);
     }
     return fail(`${EXECUTABLE_NAME} on PATH (${onPath}): ${r.reason}.`);
   }
@@ -188,7 +307,8 @@ export async function resolveServer(opts: ResolveOptions, deps: ResolveDeps): Pr
   hints.push(`\`${installHint(undefined)}\``);
   return fail(
     `The kimi-lsp server was not found. Tried: ${tried.join('; ')}. ` +
-      `Install it with ${hints.join(' or ')}, or point the kimi-lsp.path or kimi-lsp.interpreter setting at it.`,
+      `Install it with ${hints.join(' or ')}, point the kimi-lsp.path or kimi-lsp.interpreter setting at it, ` +
+      'or set kimi-lsp.importStrategy to "useBundled" to use the server bundled with the extension.',
   );
 }
 
@@ -197,7 +317,10 @@ export async function resolveServer(opts: ResolveOptions, deps: ResolveDeps): Pr
  * when the user pinned one with kimi-lsp.path or kimi-lsp.interpreter. (Undefined: none was found,
  * and the new environment may have it.)
  */
-export function dependsOnPythonEnvironment(source: ServerSource | undefined): boolean {
+export function dependsOnPythonEnvironment(source: ServerSource | undefined, interpreterSource?: InterpreterSource): boolean {
+  if (source === 'bundled') {
+    return interpreterSource !== 'interpreter';
+  }
   return source !== 'path' && source !== 'interpreter';
 }
 
@@ -211,7 +334,28 @@ export function describeSource(source: ServerSource): string {
       return "the Python extension's selected environment";
     case 'PATH':
       return 'PATH';
+    case 'bundled':
+      return 'the extension (bundled)';
   }
+}
+
+export function describeInterpreterSource(source: InterpreterSource): string {
+  switch (source) {
+    case 'interpreter':
+      return 'the kimi-lsp.interpreter setting';
+    case 'python-extension':
+      return "the Python extension's selected interpreter";
+    case 'PATH':
+      return 'the Python on PATH';
+  }
+}
+
+/** One line for the status item: where the running server came from. */
+export function describeServer(server: Pick<ResolvedServer, 'source' | 'interpreterSource' | 'invocation'>): string {
+  if (server.source === 'bundled') {
+    return `bundled with the extension, run by ${server.invocation.command}${server.interpreterSource ? ` (${describeInterpreterSource(server.interpreterSource)})` : ''}`;
+  }
+  return `from ${describeSource(server.source)}`;
 }
 
 export interface PathLookupEnv {

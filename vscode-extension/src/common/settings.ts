@@ -1,7 +1,7 @@
 // Settings normalisation. Pure: the extension hands in what `workspace.getConfiguration('kimi-lsp')`
 // returned, and these functions decide what the server and the launcher see.
 
-import { CONFIG_SECTION } from './constants';
+import { CONFIG_SECTION, DEFAULT_IMPORT_STRATEGY, IMPORT_STRATEGIES } from './constants';
 import {
   CODE_OR_PREFIX,
   DEFAULT_PREFERENCE,
@@ -18,12 +18,24 @@ import {
 // through scripts/gen_settings.py), so the extension and the server accept the same settings.
 export { LAUNCH_KEYS, LINT_KEYS };
 
+export type ImportStrategy = (typeof IMPORT_STRATEGIES)[number];
+
 /** Settings that decide how the server is started (read by the extension, never sent to the server). */
 export interface LaunchSettings {
+  /** `kimi-lsp.enable`: false starts no server. */
+  enable: boolean;
+  /** `useBundled`: the extension's own server, run by a Python >= 3.10; `fromEnvironment`: an installed kimi-lsp. */
+  importStrategy: ImportStrategy;
   path: string[];
   interpreter: string[];
   args: string[];
 }
+
+/**
+ * Launch settings that are not in the generated schema's LAUNCH_KEYS (a client setting with
+ * choices is generated like `trace.server`, without a list); a change restarts the server too.
+ */
+export const CLIENT_CHOICE_KEYS = ['importStrategy'] as const;
 
 export type Severity = (typeof SEVERITIES)[number];
 export type ConfigurationPreference = (typeof PREFERENCES)[number];
@@ -41,6 +53,11 @@ export interface LintSettings {
   'sglang-version'?: string;
   'target-gpu'?: string;
   'flashinfer-target'?: string;
+  /**
+   * Present (false) only when the user turned workspace diagnostics off: the default (on) is the
+   * server's own default, and a server without the switch would report the key as unknown.
+   */
+  workspaceDiagnostics?: false;
   configurationPreference: ConfigurationPreference;
 }
 
@@ -58,7 +75,7 @@ export interface Normalized<T> {
  */
 export type SettingsChange = 'restart' | 'reconfigure' | 'none';
 
-export const RESTART_KEYS: readonly string[] = LAUNCH_KEYS.map((k) => `${CONFIG_SECTION}.${k}`);
+export const RESTART_KEYS: readonly string[] = [...LAUNCH_KEYS, ...CLIENT_CHOICE_KEYS].map((k) => `${CONFIG_SECTION}.${k}`);
 export const RECONFIGURE_KEYS: readonly string[] = LINT_KEYS.map((k) => `${CONFIG_SECTION}.${k}`);
 
 /** `affects` is `ConfigurationChangeEvent.affectsConfiguration`. */
@@ -143,7 +160,22 @@ export function normalizeLaunchSettings(raw: unknown, ctx: VariableContext): Nor
   const args = stringList(obj.args, 'args', problems)
     .filter((s) => s.length > 0)
     .map((s) => substituteVariables(s, ctx));
-  return { value: { path: paths('path'), interpreter: paths('interpreter'), args }, problems };
+  let enable = true;
+  if (typeof obj.enable === 'boolean') {
+    enable = obj.enable;
+  } else if (obj.enable !== undefined && obj.enable !== null) {
+    problems.push(`${CONFIG_SECTION}.enable: expected true or false, using true`);
+  }
+  let importStrategy: ImportStrategy = DEFAULT_IMPORT_STRATEGY;
+  const strategy = obj.importStrategy;
+  if (typeof strategy === 'string' && (IMPORT_STRATEGIES as readonly string[]).includes(strategy)) {
+    importStrategy = strategy as ImportStrategy;
+  } else if (strategy !== undefined && strategy !== null) {
+    problems.push(
+      `${CONFIG_SECTION}.importStrategy: must be ${IMPORT_STRATEGIES.map((p) => JSON.stringify(p)).join(' or ')}, not ${JSON.stringify(strategy)}; using "${DEFAULT_IMPORT_STRATEGY}"`,
+    );
+  }
+  return { value: { enable, importStrategy, path: paths('path'), interpreter: paths('interpreter'), args }, problems };
 }
 
 /** `error`/`warning`/`info` for a severity as written (the schema's aliases, any case); undefined if none. */
@@ -227,6 +259,12 @@ export function normalizeLintSettings(raw: unknown): Normalized<LintSettings> {
     if (s !== undefined) {
       value[key] = s;
     }
+  }
+
+  if (obj.workspaceDiagnostics === false) {
+    value.workspaceDiagnostics = false;
+  } else if (obj.workspaceDiagnostics !== undefined && obj.workspaceDiagnostics !== null && obj.workspaceDiagnostics !== true) {
+    problems.push(`${CONFIG_SECTION}.workspaceDiagnostics: expected true or false, ignored`);
   }
 
   const pref = obj.configurationPreference;

@@ -6,7 +6,7 @@ import { delimiter, resolve } from 'node:path';
 
 import * as P from 'vscode-languageserver-protocol/node';
 
-import { interpreterInvocation, serveCommand } from '../../src/common/args';
+import { CommandLine, interpreterInvocation, serveCommand } from '../../src/common/args';
 import { CONFIG_SECTION } from '../../src/common/constants';
 import { normalizeLintSettings } from '../../src/common/settings';
 
@@ -22,6 +22,8 @@ export function serverEnv(): NodeJS.ProcessEnv {
 
 /** What workspace.getConfiguration('kimi-lsp') returns in VS Code when the user set nothing. */
 export const VSCODE_DEFAULT_SETTINGS = {
+  enable: true,
+  importStrategy: 'useBundled',
   path: [],
   interpreter: [],
   args: [],
@@ -32,6 +34,7 @@ export const VSCODE_DEFAULT_SETTINGS = {
   'sglang-version': '',
   'target-gpu': '',
   'flashinfer-target': '',
+  workspaceDiagnostics: true,
   configurationPreference: 'project',
 };
 
@@ -50,9 +53,10 @@ export class TestClient {
   /** What the editor's settings hold (before the extension's middleware normalises them). */
   settings: Record<string, unknown> = { ...VSCODE_DEFAULT_SETTINGS };
 
-  constructor(cwd: string) {
-    const cmd = serveCommand(interpreterInvocation([PYTHON]));
-    this.proc = spawn(cmd.command, cmd.args, { cwd, env: serverEnv(), stdio: 'pipe' });
+  /** By default the repository's server/ run by PYTHON; `server` starts another command instead. */
+  constructor(cwd: string, server?: { cmd: CommandLine; env: NodeJS.ProcessEnv }) {
+    const cmd = server?.cmd ?? serveCommand(interpreterInvocation([PYTHON]));
+    this.proc = spawn(cmd.command, cmd.args, { cwd, env: server?.env ?? serverEnv(), stdio: 'pipe' });
     this.proc.stderr!.setEncoding('utf8');
     this.proc.stderr!.on('data', (chunk: string) => {
       this.stderr += chunk;

@@ -132,7 +132,7 @@ test('the extension\'s resolver finds and version-checks the repository\'s serve
   process.env.PYTHONPATH = saved ? `${SERVER_DIR}${delimiter}${saved}` : SERVER_DIR;
   try {
     const r = await resolveServer(
-      { settings: { path: [], interpreter: [PYTHON], args: [] }, timeoutMs: 30_000 },
+      { settings: { enable: true, importStrategy: 'fromEnvironment', path: [], interpreter: [PYTHON], args: [] }, timeoutMs: 30_000 },
       { isExecutableFile, exec, findOnPath: async () => undefined },
     );
     assert.ok(r.ok, r.ok ? '' : r.message);

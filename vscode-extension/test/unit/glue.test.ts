@@ -55,12 +55,15 @@ const fake = {
   codeActions: [] as any[],
   appliedEdits: [] as any[],
   log: [] as string[],
+  status: undefined as any,
 };
 
 class FakeClient {
   running = false;
   notifications: { type: any; params: any }[] = [];
   stopped = false;
+  readonly stateChanges = new EventEmitter();
+  onDidChangeState = this.stateChanges.event;
   constructor(
     readonly id: string,
     readonly name: string,
@@ -154,7 +157,7 @@ const vscodeStub = {
     onDidChange: (l: Listener) => fake.extChange.event(l),
   },
   languages: {
-    createLanguageStatusItem: (id: string, selector: any) => ({ id, selector, dispose: () => undefined }),
+    createLanguageStatusItem: (id: string, selector: any) => (fake.status = { id, selector, dispose: () => undefined }),
   },
 };
 
@@ -163,13 +166,18 @@ const clientStub = {
   ResponseError,
   RevealOutputChannelOn: { Never: 4 },
   DidChangeConfigurationNotification: { type: { method: 'workspace/didChangeConfiguration' } },
+  State: { Stopped: 1, Running: 2, Starting: 3 },
 };
 
 const M = Module as unknown as { _load: (request: string, parent: unknown, isMain: boolean) => unknown };
 const realLoad = M._load;
 let ext: { activate(ctx: any): void; deactivate(): Promise<void> };
-const context = { subscriptions: [] as { dispose(): unknown }[] };
 const dir = mkdtempSync(join(tmpdir(), 'kimi-lsp-glue-'));
+const context = {
+  subscriptions: [] as { dispose(): unknown }[],
+  extensionPath: join(dir, 'ext'),
+  globalStorageUri: { fsPath: join(dir, 'storage') },
+};
 const savedPath = process.env.PATH;
 const posix = process.platform !== 'win32';
 
@@ -197,7 +205,10 @@ before(() => {
     }
     return realLoad.call(this, request, parent, isMain);
   };
-  // A kimi-lsp console script on PATH, and nothing configured: the PATH source is used.
+  // The extension's bundle (only its bootstrap's existence is looked at here).
+  mkdirSync(join(dir, 'ext', 'bundled', 'tool'), { recursive: true });
+  writeFileSync(join(dir, 'ext', 'bundled', 'tool', 'launch.py'), '');
+  // A kimi-lsp console script on PATH, and importStrategy fromEnvironment: the PATH source is used.
   const bin = join(dir, 'bin');
   mkdirSync(bin);
   writeFileSync(join(bin, 'kimi-lsp'), '#!/bin/sh\n[ "$1" = "--version" ] && echo "kimi-lsp 0.1.0"\n');
@@ -218,6 +229,7 @@ after(async () => {
 });
 
 test('activation registers the commands and starts `kimi-lsp serve` from PATH', { skip: !posix }, async () => {
+  fake.config['kimi-lsp.importStrategy'] = 'fromEnvironment';
   fake.config['kimi-lsp.select'] = ['kl1'];
   fake.config['kimi-lsp.target-gpu'] = 'b200';
   fake.config['kimi-lsp.ignore'] = [];
@@ -322,4 +334,80 @@ test('fix all applies the server\'s source.fixAll.kimi-lsp edits and says when t
   fake.codeActions = [];
   await fake.commands.get('kimi-lsp.fixAll')!();
   assert.match(fake.messages.at(-1)?.text ?? '', /nothing to fix/);
+});
+
+test('the status item follows the server: running, crashed (with Show Logs), restarting', { skip: !posix }, async () => {
+  const c = fake.clients.at(-1)!;
+  assert.ok(c.running);
+  assert.equal(fake.status.text, 'kimi-lsp 0.1.0');
+  assert.equal(fake.status.busy, false);
+  assert.equal(fake.status.detail, 'from PATH');
+  assert.deepEqual(fake.status.command, { title: 'Show Logs', command: 'kimi-lsp.showLogs' });
+  c.stateChanges.fire({ oldState: 2, newState: 1 });
+  assert.equal(fake.status.text, 'kimi-lsp: crashed');
+  assert.equal(fake.status.severity, 2);
+  assert.match(fake.log.join('\n'), /stopped unexpectedly/);
+  c.stateChanges.fire({ oldState: 1, newState: 3 });
+  assert.equal(fake.status.text, 'kimi-lsp: starting');
+  assert.equal(fake.status.busy, true);
+  c.stateChanges.fire({ oldState: 3, newState: 2 });
+  assert.equal(fake.status.text, 'kimi-lsp 0.1.0');
+  assert.equal(fake.status.severity, 0);
+});
+
+test('workspaceDiagnostics false: sent to the server, and the client pulls no workspace reports', { skip: !posix }, async () => {
+  const c = fake.clients.at(-1)!;
+  const pull = c.clientOptions.middleware.provideWorkspaceDiagnostics;
+  let asked = 0;
+  const next = async () => {
+    asked++;
+    return { items: [{ uri: 'x' }] };
+  };
+  assert.deepEqual(await pull([], {}, {}, next), { items: [{ uri: 'x' }] });
+  fake.config['kimi-lsp.workspaceDiagnostics'] = false;
+  assert.deepEqual(await pull([], {}, {}, next), { items: [] });
+  assert.equal(asked, 1);
+  const mw = c.clientOptions.middleware.workspace.configuration;
+  const out = await mw({ items: [{ section: 'kimi-lsp' }] }, {}, async () => [{ workspaceDiagnostics: false }]);
+  assert.deepEqual(out, [{ workspaceDiagnostics: false, configurationPreference: 'project' }]);
+  delete fake.config['kimi-lsp.workspaceDiagnostics'];
+});
+
+test('useBundled: the bundle is started by python3 on PATH, isolated, with the extension\'s global storage', { skip: !posix }, async () => {
+  const pybin = join(dir, 'pybin');
+  mkdirSync(pybin);
+  const py = join(pybin, 'python3');
+  // Answers the bootstrap's `--version` as the real one does, with a storage warning on stderr.
+  writeFileSync(py, '#!/bin/sh\nfor a; do last="$a"; done\n[ "$last" = "--version" ] && echo "kimi-lsp 0.1.0" && echo "kimi-lsp-bundle: warning: storage is read-only" >&2\nexit 0\n');
+  chmodSync(py, 0o755);
+  const saved = process.env.PATH;
+  process.env.PATH = `${pybin}:${saved ?? ''}`;
+  try {
+    fake.config['kimi-lsp.importStrategy'] = 'useBundled';
+    const before = fake.clients.length;
+    await fake.commands.get('kimi-lsp.restart')!();
+    assert.equal(fake.clients.length, before + 1);
+    const c = fake.clients.at(-1)!;
+    assert.ok(c.running);
+    assert.equal(c.serverOptions.command, py);
+    const launch = join(dir, 'ext', 'bundled', 'tool', 'launch.py');
+    assert.deepEqual(c.serverOptions.args, ['-I', '-u', launch, '--storage', join(dir, 'storage'), '--', 'serve', '--log-level', 'DEBUG']);
+    assert.equal(fake.status.severity, 1, 'a bootstrap warning shows as a warning');
+    assert.match(fake.status.detail, /^bundled with the extension, run by .*python3 \(the Python on PATH\); storage is read-only$/);
+    assert.match(fake.log.join('\n'), /warn storage is read-only/);
+  } finally {
+    process.env.PATH = saved;
+  }
+});
+
+test('enable false: the server is stopped and not started again, and the status says so', { skip: !posix }, async () => {
+  const c = fake.clients.at(-1)!;
+  fake.config['kimi-lsp.enable'] = false;
+  const before = fake.clients.length;
+  await fake.commands.get('kimi-lsp.restart')!();
+  assert.ok(c.stopped);
+  assert.equal(fake.clients.length, before, 'no client is created');
+  assert.equal(fake.status.text, 'kimi-lsp: disabled');
+  assert.equal(fake.status.busy, false);
+  delete fake.config['kimi-lsp.enable'];
 });

@@ -6,14 +6,15 @@ import { test } from 'node:test';
 
 import { COMMANDS, CONFIG_SECTION, FIX_ALL_KIND } from '../../src/common/constants';
 import { documentSelector, FILE_PATTERNS, LAUNCH_LANGUAGES } from '../../src/common/selector';
-import { LAUNCH_KEYS, LINT_KEYS } from '../../src/common/settings';
+import { CLIENT_CHOICE_KEYS, LAUNCH_KEYS, LINT_KEYS } from '../../src/common/settings';
+import { IMPORT_STRATEGIES } from '../../src/common/constants';
 
 const root = resolve(__dirname, '..', '..', '..');
 const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
 const props: Record<string, { default?: unknown; scope?: string }> = pkg.contributes.configuration.properties;
 
 test('every setting the modules read is contributed, and nothing else', () => {
-  const expected = [...LAUNCH_KEYS, ...LINT_KEYS, 'trace.server'].map((k) => `${CONFIG_SECTION}.${k}`).sort();
+  const expected = [...LAUNCH_KEYS, ...CLIENT_CHOICE_KEYS, ...LINT_KEYS, 'trace.server'].map((k) => `${CONFIG_SECTION}.${k}`).sort();
   assert.deepEqual(Object.keys(props).sort(), expected);
 });
 
@@ -21,6 +22,17 @@ test('the configuration preference offers project and editor, project first', ()
   const pref = props[`${CONFIG_SECTION}.configurationPreference`] as { enum: string[]; default: string };
   assert.deepEqual(pref.enum, ['project', 'editor']);
   assert.equal(pref.default, 'project');
+});
+
+test('importStrategy offers useBundled (the default) and fromEnvironment; enable and workspaceDiagnostics are switches, on', () => {
+  const strategy = props[`${CONFIG_SECTION}.importStrategy`] as { enum: string[]; default: string };
+  assert.deepEqual(strategy.enum, [...IMPORT_STRATEGIES]);
+  assert.equal(strategy.default, 'useBundled');
+  for (const key of ['enable', 'workspaceDiagnostics']) {
+    const p = props[`${CONFIG_SECTION}.${key}`] as { type: string; default: unknown };
+    assert.equal(p.type, 'boolean', key);
+    assert.equal(p.default, true, key);
+  }
 });
 
 test('every command is contributed', () => {
@@ -69,7 +81,9 @@ test('versions: types match the engine, vsce runs on Node 20, the client is pinn
   assert.match(pkg.dependencies['vscode-languageclient'], /^\d+\.\d+\.\d+$/);
   assert.deepEqual(Object.keys(pkg.dependencies), ['vscode-languageclient']);
   assert.equal(pkg.license, 'Apache-2.0');
-  assert.equal(pkg.main, './out/src/extension.js');
+  assert.equal(pkg.main, './dist/extension.js', 'the esbuild bundle');
+  assert.ok(pkg.devDependencies.esbuild, 'esbuild bundles the client');
+  assert.match(pkg.scripts.package, /--no-dependencies/, 'node_modules stay out of the .vsix: they are in the bundle');
 });
 
 test('the pure modules do not import vscode', () => {

@@ -59,7 +59,7 @@ test('resolution end to end: a kimi-lsp console script on PATH', { skip: !posix 
   writeFileSync(join(bin, 'kimi-lsp'), '#!/bin/sh\n[ "$1" = "--version" ] && echo "kimi-lsp 0.1.0" && exit 0\nexit 2\n');
   chmodSync(join(bin, 'kimi-lsp'), 0o755);
   const r = await resolveServer(
-    { settings: { path: [], interpreter: [], args: [] }, timeoutMs: 10_000 },
+    { settings: { enable: true, importStrategy: 'fromEnvironment', path: [], interpreter: [], args: [] }, timeoutMs: 10_000 },
     { isExecutableFile, exec, findOnPath: makeFindOnPath({ PATH: `${join(dir, 'nothing')}:${bin}` }, process.platform, isExecutableFile) },
   );
   assert.ok(r.ok, r.ok ? '' : r.message);
@@ -70,7 +70,7 @@ test('resolution end to end: a kimi-lsp console script on PATH', { skip: !posix 
 test('resolution end to end: an interpreter that lacks the module', { skip: !posix }, async () => {
   const py = script('fakepython', 'echo "$0: No module named kimi_lsp" >&2; exit 1');
   const r = await resolveServer(
-    { settings: { path: [], interpreter: [py], args: [] }, timeoutMs: 10_000 },
+    { settings: { enable: true, importStrategy: 'fromEnvironment', path: [], interpreter: [py], args: [] }, timeoutMs: 10_000 },
     { isExecutableFile, exec, findOnPath: async () => undefined },
   );
   assert.ok(!r.ok);

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
-import { dependsOnPythonEnvironment, ExecResult, makeFindOnPath, resolveServer, ResolveDeps, ResolveOptions } from '../../src/common/resolve';
+import { bundleMessages, dependsOnPythonEnvironment, describeServer, ExecResult, makeFindOnPath, resolveServer, ResolveDeps, ResolveOptions } from '../../src/common/resolve';
 import { LaunchSettings } from '../../src/common/settings';
 import { MODULE_ARGS } from '../../src/common/constants';
 
@@ -49,7 +49,7 @@ const ok = (v = '0.1.0'): ExecResult => ({ code: 0, stdout: `kimi-lsp ${v}\n`, s
 const noModule: ExecResult = { code: 1, stdout: '', stderr: '/usr/bin/python3: No module named kimi_lsp\n' };
 
 function options(settings: Partial<LaunchSettings> = {}, extra: Partial<ResolveOptions> = {}): ResolveOptions {
-  return { settings: { path: [], interpreter: [], args: [], ...settings }, ...extra };
+  return { settings: { enable: true, importStrategy: 'fromEnvironment', path: [], interpreter: [], args: [], ...settings }, ...extra };
 }
 
 test('kimi-lsp.path: the first entry that exists wins', async () => {
@@ -234,4 +234,139 @@ test('only a server that was not pinned by a setting follows the Python environm
   assert.equal(dependsOnPythonEnvironment('python-extension'), true);
   assert.equal(dependsOnPythonEnvironment('PATH'), true);
   assert.equal(dependsOnPythonEnvironment(undefined), true);
+});
+
+// importStrategy useBundled: the extension's own server, run by a Python >= 3.10.
+
+const BUNDLE = { launchScript: '/ext/bundled/tool/launch.py', storageDir: '/store' };
+/** How an interpreter runs the bundle's bootstrap, as the fake machine sees the command line. */
+const B = `-I -u ${BUNDLE.launchScript} --storage ${BUNDLE.storageDir} --`;
+const tooOld = (v: string): ExecResult => ({
+  code: 3,
+  stdout: '',
+  stderr: `kimi-lsp-bundle: error: the bundled kimi-lsp server needs Python 3.10 or newer; /usr/bin/python3 is Python ${v}\n`,
+});
+
+function bundledOptions(settings: Partial<LaunchSettings> = {}, extra: Partial<ResolveOptions> = {}): ResolveOptions {
+  return options({ importStrategy: 'useBundled', ...settings }, { bundle: BUNDLE, ...extra });
+}
+
+test('useBundled: the Python extension\'s interpreter runs the bundle, isolated, with the storage directory', async () => {
+  const f = fake({
+    files: ['/usr/bin/python3', '/usr/bin/kimi-lsp'],
+    path: ['/usr/bin'],
+    python: ['/proj/.venv/bin/python'],
+    run: { [`/proj/.venv/bin/python ${B} --version`]: ok(), '/usr/bin/kimi-lsp --version': ok('9.9.9') },
+  });
+  const r = await resolveServer(bundledOptions(), f.deps);
+  assert.ok(r.ok, r.ok ? '' : r.message);
+  assert.equal(r.server.source, 'bundled');
+  assert.equal(r.server.interpreterSource, 'python-extension');
+  assert.deepEqual(r.server.invocation, {
+    command: '/proj/.venv/bin/python',
+    prefix: ['-I', '-u', BUNDLE.launchScript, '--storage', BUNDLE.storageDir, '--'],
+  });
+  assert.deepEqual(f.calls, [`/proj/.venv/bin/python ${B} --version`], 'no installed kimi-lsp is asked');
+  assert.equal(describeServer(r.server), "bundled with the extension, run by /proj/.venv/bin/python (the Python extension's selected interpreter)");
+});
+
+test('useBundled: a selected Python older than 3.10 is logged, and python3 on PATH is used', async () => {
+  const f = fake({
+    files: ['/usr/bin/python3'],
+    path: ['/usr/bin'],
+    python: ['/old/bin/python'],
+    run: { [`/old/bin/python ${B} --version`]: tooOld('3.9.18'), [`/usr/bin/python3 ${B} --version`]: ok() },
+  });
+  const r = await resolveServer(bundledOptions(), f.deps);
+  assert.ok(r.ok, r.ok ? '' : r.message);
+  assert.equal(r.server.interpreterSource, 'PATH');
+  assert.equal(r.server.invocation.command, '/usr/bin/python3');
+  assert.match(r.log.join('\n'), /Python extension environment: the bundled kimi-lsp server needs Python 3\.10 or newer; .* is Python 3\.9\.18/);
+});
+
+test('useBundled: python3, then python, on PATH', async () => {
+  const f = fake({ files: ['/usr/bin/python'], path: ['/usr/bin'], run: { [`/usr/bin/python ${B} --version`]: ok() } });
+  const r = await resolveServer(bundledOptions(), f.deps);
+  assert.ok(r.ok, r.ok ? '' : r.message);
+  assert.equal(r.server.invocation.command, '/usr/bin/python');
+  assert.deepEqual(f.calls, [`/usr/bin/python ${B} --version`]);
+});
+
+test('useBundled: kimi-lsp.interpreter runs the bundle; when it is too old that is an error, not a fallback', async () => {
+  const good = fake({ files: ['/usr/bin/python3'], path: ['/usr/bin'], run: { [`conda run -n s python ${B} --version`]: ok() } });
+  const r = await resolveServer(bundledOptions({ interpreter: ['conda', 'run', '-n', 's', 'python'] }), good.deps);
+  assert.ok(r.ok, r.ok ? '' : r.message);
+  assert.equal(r.server.interpreterSource, 'interpreter');
+  assert.deepEqual(r.server.invocation.prefix.slice(0, 5), ['run', '-n', 's', 'python', '-I']);
+  assert.equal(dependsOnPythonEnvironment(r.server.source, r.server.interpreterSource), false);
+
+  const old = fake({
+    files: ['/usr/bin/python3'],
+    path: ['/usr/bin'],
+    run: { [`/opt/py39/bin/python ${B} --version`]: tooOld('3.9.18'), [`/usr/bin/python3 ${B} --version`]: ok() },
+  });
+  const bad = await resolveServer(bundledOptions({ interpreter: ['/opt/py39/bin/python'] }), old.deps);
+  assert.ok(!bad.ok);
+  assert.match(bad.message, /^kimi-lsp\.interpreter: the bundled kimi-lsp server needs Python 3\.10 or newer; .*Python 3\.9\.18/);
+  assert.deepEqual(old.calls, [`/opt/py39/bin/python ${B} --version`], 'no other Python is tried');
+});
+
+test('useBundled: kimi-lsp.path still takes precedence', async () => {
+  const f = fake({ files: ['/x/kimi-lsp', '/usr/bin/python3'], path: ['/usr/bin'], run: { '/x/kimi-lsp --version': ok() } });
+  const r = await resolveServer(bundledOptions({ path: ['/x/kimi-lsp'] }), f.deps);
+  assert.ok(r.ok);
+  assert.equal(r.server.source, 'path');
+});
+
+test('useBundled: no Python 3.10+ anywhere is one clear error naming every interpreter tried', async () => {
+  const f = fake({
+    files: ['/usr/bin/python3', '/usr/bin/python'],
+    path: ['/usr/bin'],
+    run: {
+      [`/usr/bin/python3 ${B} --version`]: tooOld('3.8.18'),
+      [`/usr/bin/python ${B} --version`]: { code: 1, stdout: '', stderr: '  File "launch.py", line 1\nSyntaxError: invalid syntax\n' },
+    },
+  });
+  const r = await resolveServer(bundledOptions(), f.deps);
+  assert.ok(!r.ok);
+  assert.match(r.message, /^No Python 3\.10 or newer was found to run the bundled kimi-lsp server/);
+  assert.match(r.message, /\/usr\/bin\/python3 \(the bundled kimi-lsp server needs Python 3\.10 or newer; .*3\.8\.18\)/);
+  assert.match(r.message, /\/usr\/bin\/python \(.*SyntaxError: invalid syntax\)/);
+  assert.match(r.message, /Install Python 3\.10\+/);
+});
+
+test('useBundled: the bootstrap\'s warnings (storage not writable) are kept for the user', async () => {
+  const warned: ExecResult = {
+    code: 0,
+    stdout: 'kimi-lsp 0.1.0\n',
+    stderr: 'kimi-lsp-bundle: warning: could not unpack the bundled server into /store (Permission denied); using a temporary copy\n',
+  };
+  const f = fake({ files: ['/usr/bin/python3'], path: ['/usr/bin'], run: { [`/usr/bin/python3 ${B} --version`]: warned } });
+  const r = await resolveServer(bundledOptions(), f.deps);
+  assert.ok(r.ok);
+  assert.deepEqual(r.server.warnings, ['could not unpack the bundled server into /store (Permission denied); using a temporary copy']);
+  assert.match(r.log.join('\n'), /warning: could not unpack/);
+  assert.deepEqual(bundleMessages('noise\nkimi-lsp-bundle: error: bad\n'), { warnings: [], errors: ['bad'] });
+});
+
+test('useBundled without a bundle in this installation: an error that names fromEnvironment', async () => {
+  const f = fake({ files: ['/usr/bin/python3'], path: ['/usr/bin'] });
+  const r = await resolveServer(bundledOptions({}, { bundle: undefined }), f.deps);
+  assert.ok(!r.ok);
+  assert.match(r.message, /no bundled kimi-lsp server.*importStrategy to "fromEnvironment"/);
+  assert.deepEqual(f.calls, []);
+});
+
+test('fromEnvironment never runs the bundle, and its not-found error mentions useBundled', async () => {
+  const f = fake({ files: ['/usr/bin/python3'], path: ['/usr/bin'], run: { [`/usr/bin/python3 ${B} --version`]: ok() } });
+  const r = await resolveServer(options({}, { bundle: BUNDLE }), f.deps);
+  assert.ok(!r.ok);
+  assert.match(r.message, /The kimi-lsp server was not found.*importStrategy to "useBundled"/);
+  assert.deepEqual(f.calls, []);
+});
+
+test('a bundled server follows the Python environment unless kimi-lsp.interpreter pins its interpreter', () => {
+  assert.equal(dependsOnPythonEnvironment('bundled', 'python-extension'), true);
+  assert.equal(dependsOnPythonEnvironment('bundled', 'PATH'), true);
+  assert.equal(dependsOnPythonEnvironment('bundled', 'interpreter'), false);
 });

@@ -81,7 +81,7 @@ test('non-object settings normalise to the defaults', () => {
   assert.deepEqual(normalizeLintSettings(undefined).value, { configurationPreference: 'project' });
   assert.deepEqual(normalizeLintSettings(null).value, { configurationPreference: 'project' });
   assert.deepEqual(normalizeLintSettings([1]).value, { configurationPreference: 'project' });
-  assert.deepEqual(normalizeLaunchSettings(undefined, ctx).value, { path: [], interpreter: [], args: [] });
+  assert.deepEqual(normalizeLaunchSettings(undefined, ctx).value, { enable: true, importStrategy: 'useBundled', path: [], interpreter: [], args: [] });
 });
 
 test('launch settings substitute variables and drop empty entries', () => {
@@ -94,6 +94,8 @@ test('launch settings substitute variables and drop empty entries', () => {
     ctx,
   );
   assert.deepEqual(r.value, {
+    enable: true,
+    importStrategy: 'useBundled',
     path: ['/w/proj/.venv/bin/kimi-lsp', '/home/me/bin/kimi-lsp'],
     interpreter: ['/opt/venv/bin/python'],
     args: ['--log-level', 'DEBUG'],
@@ -102,7 +104,7 @@ test('launch settings substitute variables and drop empty entries', () => {
 
 test('a string where a list belongs is taken as a one-element list; other types are reported', () => {
   const r = normalizeLaunchSettings({ path: '/x/kimi-lsp', interpreter: 5, args: ['a', 7] }, ctx);
-  assert.deepEqual(r.value, { path: ['/x/kimi-lsp'], interpreter: [], args: ['a'] });
+  assert.deepEqual(r.value, { enable: true, importStrategy: 'useBundled', path: ['/x/kimi-lsp'], interpreter: [], args: ['a'] });
   assert.equal(r.problems.length, 2);
 });
 
@@ -127,7 +129,34 @@ test('launch settings restart the server, lint settings reconfigure it, the trac
   assert.equal(change(['kimi-lsp.severity']), 'reconfigure');
   assert.equal(change(['kimi-lsp.sglang-version']), 'reconfigure');
   assert.equal(change(['kimi-lsp.configurationPreference']), 'reconfigure');
+  assert.equal(change(['kimi-lsp.enable']), 'restart');
+  assert.equal(change(['kimi-lsp.importStrategy']), 'restart');
+  assert.equal(change(['kimi-lsp.workspaceDiagnostics']), 'reconfigure');
   assert.equal(change(['kimi-lsp.trace.server']), 'none');
   assert.equal(change(['editor.fontSize']), 'none');
   assert.ok([...RESTART_KEYS, ...RECONFIGURE_KEYS].every((k) => k.startsWith('kimi-lsp.')));
+});
+
+test('importStrategy: useBundled by default, fromEnvironment when chosen, anything else reported', () => {
+  assert.equal(normalizeLaunchSettings({}, ctx).value.importStrategy, 'useBundled');
+  assert.equal(normalizeLaunchSettings({ importStrategy: 'fromEnvironment' }, ctx).value.importStrategy, 'fromEnvironment');
+  const bad = normalizeLaunchSettings({ importStrategy: 'fromPath' }, ctx);
+  assert.equal(bad.value.importStrategy, 'useBundled');
+  assert.match(bad.problems.join('\n'), /kimi-lsp\.importStrategy: must be "useBundled" or "fromEnvironment", not "fromPath"/);
+});
+
+test('enable: true unless set to false; a non-boolean is reported and leaves the server on', () => {
+  assert.equal(normalizeLaunchSettings({ enable: false }, ctx).value.enable, false);
+  assert.equal(normalizeLaunchSettings({ enable: true }, ctx).value.enable, true);
+  const bad = normalizeLaunchSettings({ enable: 'no' }, ctx);
+  assert.equal(bad.value.enable, true);
+  assert.match(bad.problems.join('\n'), /kimi-lsp\.enable: expected true or false/);
+});
+
+test('workspaceDiagnostics is sent to the server only when turned off', () => {
+  assert.deepEqual(normalizeLintSettings({ workspaceDiagnostics: true }).value, { configurationPreference: 'project' });
+  assert.deepEqual(normalizeLintSettings({ workspaceDiagnostics: false }).value, { workspaceDiagnostics: false, configurationPreference: 'project' });
+  const bad = normalizeLintSettings({ workspaceDiagnostics: 'off' });
+  assert.deepEqual(bad.value, { configurationPreference: 'project' });
+  assert.match(bad.problems.join('\n'), /kimi-lsp\.workspaceDiagnostics: expected true or false/);
 });

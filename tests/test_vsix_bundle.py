@@ -1,0 +1,122 @@
+"""The VS Code extension's bundled server (vscode-extension/scripts/bundle_server.py), offline:
+its pins cover pyproject.toml's dependencies, the PyYAML sdist becomes a pure wheel, and the
+closure check catches a missing or unneeded wheel. (Downloading and the real bundle are exercised by
+vscode-extension/ci.sh and its end-to-end test.)"""
+from __future__ import annotations
+
+import base64
+import hashlib
+import importlib.util
+import io
+import sys
+import tarfile
+import zipfile
+from pathlib import Path
+from types import ModuleType
+
+from packaging.markers import default_environment
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _bundle_server() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("bundle_server", ROOT / "vscode-extension" / "scripts" / "bundle_server.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["bundle_server"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+bs = _bundle_server()
+
+
+def _pyproject_dependencies() -> list[Requirement]:
+    text = (ROOT / "pyproject.toml").read_text("utf-8")
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:
+        import tomli as tomllib
+    return [Requirement(r) for r in tomllib.loads(text)["project"]["dependencies"]]
+
+
+def test_the_bundle_pins_every_runtime_dependency_at_an_allowed_version() -> None:
+    pins = {canonicalize_name(n): v for n, v, h in bs.read_pins()}
+    assert all(h.startswith("sha256:") for _, _, h in bs.read_pins()), "every pin carries its hash"
+    for req in _pyproject_dependencies():
+        name = canonicalize_name(req.name)
+        assert name in pins, f"pyproject.toml needs {req}, bundled/requirements.txt lacks it"
+        assert req.specifier.contains(pins[name], prereleases=True), f"{req}: the bundle pins {pins[name]}"
+
+
+def _sdist(tmp: Path) -> Path:
+    path = tmp / "PyYAML-6.0.4.tar.gz"
+    files = {
+        "pyyaml-6.0.4/PKG-INFO": b"Metadata-Version: 2.1\nName: PyYAML\nVersion: 6.0.4\n",
+        "pyyaml-6.0.4/lib/yaml/__init__.py": b"__with_libyaml__ = False\n",
+        "pyyaml-6.0.4/lib/yaml/cyaml.py": b"from yaml._yaml import CParser\n",
+        "pyyaml-6.0.4/lib/_yaml/__init__.py": b"import yaml\n",
+        "pyyaml-6.0.4/lib/PyYAML.egg-info/PKG-INFO": b"x\n",
+        "pyyaml-6.0.4/yaml/_yaml.pyx": b"# the C extension's source\n",
+    }
+    with tarfile.open(path, "w:gz") as tf:
+        for name, data in files.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tf.addfile(info, io.BytesIO(data))
+    return path
+
+
+def test_pyyaml_is_packed_as_a_pure_wheel_of_its_python_sources(tmp_path: Path) -> None:
+    whl = bs.pure_wheel_from_sdist(_sdist(tmp_path), tmp_path)
+    assert whl.name == "pyyaml-6.0.4-py3-none-any.whl"
+    with zipfile.ZipFile(whl) as zf:
+        names = set(zf.namelist())
+        assert {"yaml/__init__.py", "yaml/cyaml.py", "_yaml/__init__.py"} <= names
+        assert not any(n.endswith((".pyx", ".so", ".c")) or "egg-info" in n for n in names)
+        assert b"Tag: py3-none-any" in zf.read("pyyaml-6.0.4.dist-info/WHEEL")
+        for line in zf.read("pyyaml-6.0.4.dist-info/RECORD").decode().splitlines():
+            path, digest, _size = line.split(",")
+            if digest:
+                expected = base64.urlsafe_b64encode(hashlib.sha256(zf.read(path)).digest()).rstrip(b"=").decode()
+                assert digest == f"sha256={expected}", path
+    name, version, _requires, _python, tags = bs.wheel_metadata(whl)
+    assert (name, str(version), tags) == ("pyyaml", "6.0.4", "py3-none-any")
+
+
+def _wheel(tmp: Path, name: str, version: str, requires: tuple[str, ...] = (), tag: str = "py3-none-any") -> Path:
+    path = tmp / f"{name.replace('-', '_')}-{version}-{tag}.whl"
+    info = f"{name.replace('-', '_')}-{version}.dist-info"
+    meta = f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\nRequires-Python: >=3.9\n"
+    meta += "".join(f"Requires-Dist: {r}\n" for r in requires)
+    with zipfile.ZipFile(path, "w") as zf:
+        zf.writestr(f"{info}/METADATA", meta)
+        zf.writestr(f"{info}/WHEEL", f"Wheel-Version: 1.0\nRoot-Is-Purelib: true\nTag: {tag}\n")
+    return path
+
+
+def test_the_closure_check_finds_what_some_python_or_os_misses(tmp_path: Path) -> None:
+    kimi = _wheel(tmp_path, "kimi-lsp", "0.1.0", ("tomli>=2; python_version < '3.11'", "pywin>=1; sys_platform == 'win32'", "attrs>=25"))
+    attrs_old = _wheel(tmp_path, "attrs", "24.1.0")
+    unused = _wheel(tmp_path, "six", "1.16.0")
+    problems = "\n".join(bs.check_closure([kimi, attrs_old, unused]))
+    assert "kimi-lsp needs tomli>=2; python_version < \"3.11\" on Python 3.10" in problems
+    assert "not bundled" in problems
+    assert "pywin>=1" in problems and "win32" in problems
+    assert "bundled attrs 24.1.0" in problems
+    assert "six is bundled but no environment needs it" in problems
+
+
+def test_the_closure_check_passes_a_complete_pure_set_and_refuses_a_platform_wheel(tmp_path: Path) -> None:
+    kimi = _wheel(tmp_path, "kimi-lsp", "0.1.0", ("tomli>=2; python_version < '3.11'",))
+    tomli = _wheel(tmp_path, "tomli", "2.5.0")
+    assert bs.check_closure([kimi, tomli]) == []
+    compiled = _wheel(tmp_path / "..", "tomli", "2.5.0", tag="cp310-cp310-manylinux_2_17_x86_64")
+    assert any("not pure Python" in p for p in bs.check_closure([kimi, compiled]))
+
+
+def test_this_python_is_among_the_environments_checked() -> None:
+    here = default_environment()
+    assert any(env["python_version"] == here["python_version"] for env in bs.environments()) or sys.version_info >= (3, 15)
