@@ -36,6 +36,8 @@ def vscode_property(s: schema.Setting) -> dict[str, object]:
     elif s.kind == "severity":
         prop = {"type": "object", "default": {}, "scope": s.scope, "propertyNames": {"pattern": schema.FULL_CODE},
                 "additionalProperties": {"type": "string", "enum": list(schema.SEVERITIES)}}
+    elif s.kind == "flag" or (s.kind == "client" and s.boolean):
+        prop = {"type": "boolean", "default": s.default == "true"}
     elif s.choices:
         prop = {"type": "string", "enum": list(s.choices)}
         if s.choice_docs:

@@ -52,7 +52,9 @@ class Setting:
     globs        list of path globs
     glob-codes   table glob -> list of rule codes
     choice       one of ``choices`` (editor only)
-    client       read by the extension only; the server accepts and ignores it
+    flag         true or false (``default`` is "true" or "false")
+    client       read by the extension only; the server accepts and ignores it (``boolean``: a
+                 true/false switch; with ``choices``: one of them)
     """
 
     key: str
@@ -67,6 +69,7 @@ class Setting:
     scope: str = "resource"
     editor_doc: str = ""  # the extension's description, when it says more than ``doc``
     markdown: bool = True  # the extension's description is Markdown (VS Code renders `code`)
+    boolean: bool = False  # a client setting that is true or false (``default`` "true"/"false")
 
     @property
     def attr(self) -> str:
@@ -74,12 +77,23 @@ class Setting:
 
 
 SETTINGS: tuple[Setting, ...] = (
+    Setting("enable", "client", "Run the kimi-lsp server. `false`: no server is started (no diagnostics, hovers or fixes from kimi-lsp).",
+            project=False, boolean=True, default="true"),
+    Setting("importStrategy", "client", "Which kimi-lsp server runs. `useBundled`: the one bundled with the extension, run by the "
+            "Python extension's selected interpreter or `python3`/`python` on `PATH` (Python 3.10 or newer; nothing is installed). "
+            "`fromEnvironment`: a `kimi-lsp` installed in your environment (`#kimi-lsp.interpreter#`, the selected interpreter, "
+            "`PATH`). `#kimi-lsp.path#` takes precedence over both.", project=False,
+            choices=("useBundled", "fromEnvironment"), default="useBundled",
+            choice_docs=("The server bundled with the extension, run by a Python 3.10+ interpreter.",
+                         "A kimi-lsp installed in your environment.")),
     Setting("path", "client", "Paths to `kimi-lsp` executables. The first one that exists is started as `<path> serve`. "
-            "Takes precedence over `#kimi-lsp.interpreter#`. Supports `${workspaceFolder}`, `${userHome}`, `${env:NAME}` and `~`.",
+            "Takes precedence over `#kimi-lsp.importStrategy#` and `#kimi-lsp.interpreter#`. Supports `${workspaceFolder}`, `${userHome}`, `${env:NAME}` and `~`.",
             project=False),
     Setting("interpreter", "client", "A Python interpreter (with optional leading arguments, e.g. `[\"conda\", \"run\", \"-n\", \"serve\", "
-            "\"python\"]`) in which `kimi-lsp` is installed; the server is started as `<python> -m kimi_lsp serve`. When empty, "
-            "the Python extension's active environment is used, and then `kimi-lsp` on `PATH`.", project=False),
+            "\"python\"]`) that runs the server: with `#kimi-lsp.importStrategy#` `useBundled`, the bundled server (Python 3.10 or "
+            "newer; nothing needs to be installed); with `fromEnvironment`, the `kimi-lsp` installed in it (`<python> -m kimi_lsp serve`). "
+            "When empty, the Python extension's active environment is used, and then `python3`/`python` (useBundled) or `kimi-lsp` "
+            "(fromEnvironment) on `PATH`.", project=False),
     Setting("args", "client", "Extra arguments appended to `kimi-lsp serve`, e.g. `[\"--log-level\", \"DEBUG\"]`.", project=False),
     Setting("trace.server", "client", "Traces the messages between VS Code and the kimi-lsp server (shown in the kimi-lsp output channel).",
             project=False, choices=("off", "messages", "verbose"), default="off", scope="window", markdown=False),
@@ -99,6 +113,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("flashinfer-target", "version", "version the flashinfer bump fix moves to",
             editor_doc="The flashinfer-python version the pin-bump quick fix moves to. Empty: the server's default (the oldest release that supports the launch)."),
     Setting("exclude", "globs", "globs of paths not to lint", editor=False),
+    Setting("workspaceDiagnostics", "flag", "Report problems in launch files that are not open (the Problems panel covers the "
+            "whole workspace). `false`: only open files are checked.", project=False, default="true"),
     Setting("configurationPreference", "choice", "Which wins when both the project (`[tool.kimi-lsp]` in `pyproject.toml`, or "
             "`kimi-lsp.toml`) and these editor settings set the same key.", project=False,
             choices=PREFERENCES, default="project",
@@ -191,6 +207,12 @@ def check(setting: Setting, value: object, known: Sequence[str], *, loose_lists:
         return Checked(tuple(value))
     if kind == "glob-codes":
         return _glob_codes(value, known)
+    if kind == "flag":
+        # Validated here, but not an engine override (config.Settings has no such field): the LSP
+        # layer reads the switch itself (workspaceDiagnostics: to be wired in lsp/).
+        if isinstance(value, bool):
+            return Checked(None)
+        return Checked(None, (f"expected true or false, not {value!r}",))
     if kind == "choice":
         if isinstance(value, str) and value in setting.choices:
             return Checked(value)

@@ -110,3 +110,14 @@ async def test_the_index_cap_is_told_to_the_user(tmp_path: Path) -> None:
         await client.workspace_diagnostic_async(T.WorkspaceDiagnosticParams(previous_result_ids=[]))
         assert len(client.messages) == 1  # once per session
         assert any("not checked" in m.message for m in client.log_messages)
+
+
+async def test_workspace_diagnostics_can_be_switched_off(tmp_path: Path) -> None:
+    root = many_launches(tmp_path / "proj", 3)
+    async with lsp(root, pull_capabilities(), settings={"workspaceDiagnostics": False}) as client:
+        report = await client.workspace_diagnostic_async(T.WorkspaceDiagnosticParams(previous_result_ids=[]))
+        assert list(report.items) == []  # only open files are checked
+        assert not [m for m in client.messages if "workspaceDiagnostics" in m.message]  # a known setting
+        u = open_doc(client, root / "scripts" / "s0000.sh", "shellscript")
+        doc = await client.text_document_diagnostic_async(T.DocumentDiagnosticParams(text_document=T.TextDocumentIdentifier(uri=u)))
+        assert [d.code for d in doc.items] == ["KL101"]

@@ -18,7 +18,7 @@ import { BundleLocation, serveCommand, shellQuote } from './common/args';
 import { CONFIG_SECTION, EXTENSION_ID, SERVER_NAME } from './common/constants';
 import { nodeResolveDeps } from './common/node';
 import { describeServer, Resolution, ResolvedServer, resolveServer } from './common/resolve';
-import { documentSelector } from './common/selector';
+import { documentSelector, NOTEBOOK_CELLS } from './common/selector';
 import { LaunchSettings, LINT_KEYS, LintSettings, normalizeLaunchSettings, normalizeLintSettings } from './common/settings';
 import { PythonEnvironments } from './python';
 
@@ -136,7 +136,8 @@ export class ServerManager implements vscode.Disposable {
       options: { cwd: folder?.uri.fsPath, env: { ...process.env, PYTHONUNBUFFERED: '1' } },
     };
     const clientOptions: LanguageClientOptions = {
-      documentSelector: documentSelector(),
+      // notebook cells too: diagnostics are pulled only for documents the selector matches
+      documentSelector: [...documentSelector(), ...NOTEBOOK_CELLS],
       outputChannel: this.log,
       traceOutputChannel: this.log,
       revealOutputChannelOn: RevealOutputChannelOn.Never,

@@ -21,7 +21,7 @@ def from_initialization_options(ls: KimiLanguageServer, options: Any) -> None:
     if isinstance(options, dict) and ls.session is not None:
         raw = options.get("settings", options)
         parsed = editor_settings.parse(raw)
-        if parsed.overrides or parsed.prefer_editor:
+        if parsed.overrides or parsed.prefer_editor or not parsed.workspace_diagnostics:
             ls.session.apply_settings(parsed)  # nothing runs on the lint thread yet
 
 
@@ -46,6 +46,11 @@ async def apply(ls: KimiLanguageServer, raw: Any) -> bool:
     parsed = editor_settings.parse(raw)
     for problem in parsed.problems:
         ls.window_show_message(T.ShowMessageParams(type=T.MessageType.Warning, message=f"kimi-lsp: {problem}"))
+    if parsed.workspace_diagnostics != session.editor.workspace_diagnostics and (
+        parsed.overrides == session.editor.overrides and parsed.prefer_editor == session.editor.prefer_editor
+    ):
+        session.editor = parsed  # what workspace/diagnostic answers: nothing to re-lint
+        return False
     if parsed.overrides == session.editor.overrides and parsed.prefer_editor == session.editor.prefer_editor:
         return False
     await asyncio.get_running_loop().run_in_executor(session.pool, session.apply_settings, parsed)

@@ -175,14 +175,18 @@ class KimiLanguageServer(LanguageServer):
             snaps[path] = view.snap()  # its JSON, rebuilt from the cells
         return snaps
 
-    async def on_lint_thread(self, fn: Callable[..., R], *args: Any) -> R:
-        assert self.session is not None
+    async def settled(self) -> None:
+        """Wait (at most 5 s) for the editor's settings, asked for after ``initialized``."""
         if self.ready is not None and not self.ready.is_set():
             try:
                 await asyncio.wait_for(self.ready.wait(), timeout=5)
             except asyncio.TimeoutError:
                 log.warning("settings did not arrive in time; linting with the project's configuration")
                 self.ready.set()
+
+    async def on_lint_thread(self, fn: Callable[..., R], *args: Any) -> R:
+        assert self.session is not None
+        await self.settled()
         return await asyncio.get_running_loop().run_in_executor(self.session.pool, fn, *args)
 
     def publish(self, reports: list[DocReport]) -> None:

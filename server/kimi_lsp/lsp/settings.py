@@ -23,6 +23,7 @@ class EditorSettings:
     overrides: dict[str, object] = field(default_factory=dict)
     prefer_editor: bool = False
     problems: tuple[str, ...] = ()
+    workspace_diagnostics: bool = True  # `workspaceDiagnostics: false`: only open files are checked
 
 
 def _dashed(key: str) -> str:
@@ -45,6 +46,7 @@ def parse(raw: object) -> EditorSettings:
 
     problems: list[str] = []
     kw: dict[str, object] = {}
+    flags: dict[str, bool] = {}
     prefer_editor = False
     for key, value in table.items():
         k = _dashed(str(key))
@@ -61,6 +63,10 @@ def parse(raw: object) -> EditorSettings:
             continue  # VS Code's default for an unset string
         got = schema.check(setting, value, known_codes(), loose_lists=True)
         problems.extend(f"`kimi-lsp.{setting.key}`: {msg}" for msg in got.problems)
+        if setting.kind == "flag":  # read by the server itself, not an engine override
+            if isinstance(value, bool):
+                flags[setting.key] = value
+            continue
         if got.value is not None:
             kw[setting.key if setting.key == "extend-select" else setting.attr] = got.value
     # kw holds values settings_schema.check validated per key, typed object here
@@ -69,4 +75,4 @@ def parse(raw: object) -> EditorSettings:
     if "extend-select" in kw:
         ext = kw.pop("extend-select")
         kw["select"] = tuple(kw.get("select", ("KL",))) + tuple(ext)  # type: ignore[arg-type]
-    return EditorSettings(kw, prefer_editor, tuple(problems))
+    return EditorSettings(kw, prefer_editor, tuple(problems), flags.get("workspaceDiagnostics", True))

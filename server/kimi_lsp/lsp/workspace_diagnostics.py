@@ -38,6 +38,9 @@ def to_item(r: DocReport, previous: dict[str, str]) -> T.WorkspaceDocumentDiagno
 async def diagnose(ls: KimiLanguageServer, params: T.WorkspaceDiagnosticParams) -> T.WorkspaceDiagnosticReport:
     session = ls.session
     assert session is not None
+    await ls.settled()
+    if not session.editor.workspace_diagnostics:
+        return T.WorkspaceDiagnosticReport(items=[])  # `workspaceDiagnostics: false`: open files only
     previous = {p.uri: p.value for p in params.previous_result_ids or ()}
     token = params.partial_result_token
     steps = session.workspace_pass(ls.snapshots())

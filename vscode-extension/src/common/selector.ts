@@ -53,6 +53,16 @@ export const FILE_PATTERNS = [
   '**/environment.{yml,yaml}',
 ] as const;
 
+/** The cells of a Jupyter notebook open in the notebook editor (LSP's NotebookCellTextDocumentFilter).
+ * The server synchronises notebooks itself (its `notebookDocumentSync`); the client pulls each
+ * cell's diagnostics only for cells its document selector matches, and these never match the
+ * `file` filters above (cells have the `vscode-notebook-cell` scheme). */
+export interface NotebookCellFilterData {
+  notebook: 'jupyter-notebook';
+}
+
+export const NOTEBOOK_CELLS: readonly NotebookCellFilterData[] = [{ notebook: 'jupyter-notebook' }];
+
 export function documentSelector(): DocumentFilterData[] {
   return [
     ...LAUNCH_LANGUAGES.map((language) => ({ scheme: 'file' as const, language })),

@@ -242,8 +242,10 @@ test('activation registers the commands and starts `kimi-lsp serve` from PATH', 
   assert.deepEqual(c.serverOptions.args, ['serve']);
   assert.equal(c.serverOptions.options.cwd, dir);
   assert.equal(c.serverOptions.transport, undefined, 'a transport would make the client append --stdio');
-  const sel = c.clientOptions.documentSelector as { pattern?: string }[];
+  const sel = c.clientOptions.documentSelector as { pattern?: string; notebook?: string }[];
   assert.ok(sel.some((f) => f.pattern === '**/requirements*.{txt,in}'));
+  // a notebook's cells (vscode-notebook-cell: URIs) are pulled for only when the selector has them
+  assert.ok(sel.some((f) => f.notebook === 'jupyter-notebook'));
   assert.deepEqual(c.clientOptions.initializationOptions, {
     settings: { select: ['KL1'], 'target-gpu': 'b200', configurationPreference: 'project' },
   });
