@@ -30,7 +30,7 @@ def with_notebooks(caps: T.ClientCapabilities) -> T.ClientCapabilities:
 
 
 def cell_uri(nb: Path, k: int) -> str:
-    return f"vscode-notebook-cell:{nb.as_posix()}#cell{k}"
+    return f"vscode-notebook-cell:{nb.as_posix()}#W{k}sZmlsZQ%3D%3D"  # as VS Code writes them: percent-encoded
 
 
 def open_notebook(client, nb: Path, cells: list[tuple[T.NotebookCellKind, str, str]]) -> list[str]:

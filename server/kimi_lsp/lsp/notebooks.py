@@ -18,6 +18,7 @@ import bisect
 import json
 import logging
 from pathlib import Path
+from urllib.parse import unquote
 from typing import TYPE_CHECKING
 
 from lsprotocol import types as T
@@ -140,7 +141,7 @@ def build(ls: KimiLanguageServer, notebook_uri: str) -> NotebookView | None:
         return None
     cells = []
     for cell in doc.cells:
-        text_doc = ls.workspace.text_documents.get(cell.document)
+        text_doc = ls.workspace.text_documents.get(unquote(cell.document))  # pygls keys documents unquoted
         if text_doc is None:
             continue
         kind = "code" if cell.kind == T.NotebookCellKind.Code else "markdown"

@@ -49,6 +49,7 @@ export function vscodeLikeCapabilities(opts: { pull?: boolean } = {}): ClientCap
         willDelete: true,
       },
     },
+    notebookDocument: { synchronization: { dynamicRegistration: true, executionSummarySupport: true } },
     textDocument: {
       synchronization: { dynamicRegistration: true, willSave: true, willSaveWaitUntil: true, didSave: true },
       publishDiagnostics: {

@@ -295,3 +295,41 @@ test('source.fixAll.kimi-lsp, hover and completion answer on the launch file', {
     client.kill();
   }
 });
+
+test('a notebook in the notebook editor: KL101 on its cell, at the cell\'s line, and the bump offered there', { timeout: TEST_TIMEOUT }, async () => {
+  const p = makeProject();
+  const { client, init } = await start(p);
+  try {
+    const sync = init.capabilities.notebookDocumentSync;
+    assert.ok(sync && 'notebookSelector' in sync, 'no notebookDocumentSync');
+    assert.deepEqual(sync.notebookSelector, [{ notebook: 'jupyter-notebook' }]);
+    const nbUri = pathToFileURL(join(p.root, 'serve.ipynb')).href;
+    const cells = [
+      { kind: P.NotebookCellKind.Markup, languageId: 'markdown', text: '# Serve Kimi-K3' },
+      {
+        kind: P.NotebookCellKind.Code,
+        languageId: 'python',
+        text: '!python -m sglang.launch_server --model-path moonshotai/Kimi-K3 \\\n    --dcp-size 8 --decode-attention-backend cutedsl_mla',
+      },
+    ];
+    // VS Code's cell URIs: the notebook's path, the cell in the fragment
+    const cellUris = cells.map((_, k) => `vscode-notebook-cell:${new URL(nbUri).pathname}#W${k}sZmlsZQ%3D%3D`);
+    await client.conn.sendNotification(P.DidOpenNotebookDocumentNotification.type, {
+      notebookDocument: {
+        uri: nbUri,
+        notebookType: 'jupyter-notebook',
+        version: 1,
+        cells: cells.map((c, k) => ({ kind: c.kind, document: cellUris[k] })),
+      },
+      cellTextDocuments: cells.map((c, k) => ({ uri: cellUris[k], languageId: c.languageId, version: 1, text: c.text })),
+    });
+    const diags = await client.waitForDiagnostics(cellUris[1], 'KL101 on the launch cell', (d) => kl101(d) !== undefined);
+    const diag = kl101(diags)!;
+    assert.deepEqual(diag.range.start, { line: 1, character: 17 }, 'on --decode-attention-backend, line 2 of the cell');
+    const action = await bumpAction(client, { ...p, k3Uri: cellUris[1] }, diag);
+    assertBumped(applyTextEdits(readFileSync(p.req, 'utf8'), pinEdit(action, p).edits));
+    assert.equal(await client.shutdown(), 0, `the server exited non-zero\n${client.stderr}`);
+  } finally {
+    client.kill();
+  }
+});
