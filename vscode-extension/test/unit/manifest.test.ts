@@ -50,6 +50,7 @@ test('activation covers every language in the selector, and the pin files', () =
   for (const name of ['requirements*', 'uv.lock', 'poetry.lock', 'pdm.lock', 'Pipfile', 'Pipfile.lock', 'pylock*.toml', 'environment.yml']) {
     assert.ok(joined.includes(name), name);
   }
+  assert.ok(events.includes('onNotebook:jupyter-notebook'), 'a notebook opened in the notebook editor starts the server');
   assert.ok(!events.includes('*'), 'no star activation');
 });
 
