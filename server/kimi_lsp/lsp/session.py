@@ -25,6 +25,7 @@ from kimi_lsp.cache import Sig, signature
 from kimi_lsp.diagnostics import Diagnostic
 from kimi_lsp.engine import FileResult, merged
 from kimi_lsp.lsp import adapters, convert
+from kimi_lsp.lsp.multidoc import MultiDoc
 from kimi_lsp.lsp.settings import EditorSettings
 from kimi_lsp.text import LineIndex
 from kimi_lsp.workspace import SourceText, Workspace, record_touched, take_touched
@@ -99,6 +100,7 @@ class Session:
         self.capped = 0  # launch-file candidates left out of the index (MAX_INDEXED_FILES)
         self._disk_uris: dict[Path, str] = {}
         self.lint_count = 0  # lints run so far (the log says how many a workspace pass re-ran)
+        self.multidoc = MultiDoc()
 
     # -- engine -------------------------------------------------------------------------------
     def new_engine(self, workspace: Workspace) -> adapters.SessionEngine:
@@ -110,6 +112,7 @@ class Session:
     def apply_settings(self, editor: EditorSettings) -> None:
         self.editor = editor
         self.engine = self.new_engine(self.workspace)
+        self.multidoc.forget()
         self.workspace.invalidate(None)
         self.touch_all()
 
@@ -146,6 +149,7 @@ class Session:
             del self.synced[path]
             self.uris.pop(path, None)
             self.workspace.drop_overlay(path)
+            self.multidoc.forget(path)
             self.invalidate(path)
             changed.add(path)
             self._forget_if_unused(path)
@@ -205,7 +209,7 @@ class Session:
         self.lint_count += 1
         record_touched()
         try:
-            result = self.engine.lint_file(path)
+            result = self._lint_documents(path) or self.engine.lint_file(path)
         except Exception:  # a bug in a reader must not take the server down
             log.exception("internal error while linting %s", path)
             result = FileResult(path, [])
@@ -216,6 +220,31 @@ class Session:
         self.linted_at[path] = self.generation
         self._remember_disk(path, used | probed)
         return result
+
+    def _lint_documents(self, path: Path) -> FileResult | None:
+        """An open multi-document YAML file, re-linted document by document (multidoc.py)."""
+        if path not in self.synced or path.suffix.lower() not in (".yaml", ".yml"):
+            return None
+        if path in self.engine.referenced_configs:
+            return None
+        text = self.workspace.text(path)
+        if text is None:
+            return None
+        ws, engine, gen = self.workspace, self.engine, self.generation
+
+        def lint_view(view: str) -> FileResult:
+            ws.set_overlay(path, view)
+            try:
+                return engine.lint_file(path)
+            finally:
+                ws.set_overlay(path, text)
+
+        def valid(res: FileResult, at: int) -> bool:
+            if at < self.all_stale_at:
+                return False
+            return all(self.changed_at.get(p, 0) <= at for p in res.depends_on if p != path)
+
+        return self.multidoc.lint(path, text, gen, lint_view, lambda: engine.lint_file(path), valid)
 
     # -- freshness without file watching --------------------------------------------------------
     def _remember_disk(self, path: Path, paths: set[str]) -> None:
