@@ -210,20 +210,14 @@ def make_session(ls: KimiLanguageServer, params: T.InitializeParams) -> Session:
     negotiated = ls.workspace.position_encoding
     encoding = str(getattr(negotiated, "value", negotiated) or "utf-16")
     tag_set = ls.cap("text_document.publish_diagnostics.tag_support.value_set") or ()
-    return Session(root, folders or [root], encoding=encoding, tags_supported=bool(tag_set))
+    session = Session(root, folders or [root], encoding=encoding, tags_supported=bool(tag_set))
+    session.converter = getattr(ls.protocol, "_converter", None)  # result ids without a second converter
+    return session
 
 
 def build_server() -> KimiLanguageServer:
-    from kimi_lsp.lsp import (
-        code_actions,
-        commands,
-        completion,
-        configuration,
-        documents,
-        hover,
-        pull,
-        watch,
-    )
+    # completion, hover and code actions load on their first request (features.py)
+    from kimi_lsp.lsp import commands, configuration, documents, features, pull, watch
 
     ls = KimiLanguageServer()
 
@@ -251,7 +245,7 @@ def build_server() -> KimiLanguageServer:
         if ls.session is not None:
             ls.session.pool.shutdown(wait=False, cancel_futures=True)
 
-    for module in (documents, pull, watch, configuration, code_actions, hover, completion, commands):
+    for module in (documents, pull, watch, configuration, features, commands):
         module.register(ls)
     return ls
 
@@ -265,14 +259,16 @@ def run(tcp: bool = False, host: str = "127.0.0.1", port: int = 2087, log_level:
     handler = logs.attach(server)
     # Everything imported so far lives as long as the server: keep it out of the collector's
     # full passes, which otherwise rescan it after every lint of a large file (p95 latency).
+    # `kimi-lsp serve` imports with the collector off (cli/main.py: its passes over ~400,000
+    # objects that all stay cost ~15-20 ms of start-up), so nothing is collected first either.
     import gc
 
-    gc.collect()
     gc.freeze()
     # A lint of a 2,000-line YAML allocates ~40,000 short-lived objects (nodes, spans, tokens):
     # with the default gen-0 threshold (700) the collector runs dozens of times per keystroke and
     # its occasional full pass lands in the p95. Collect young objects every 50,000 allocations.
     gc.set_threshold(50_000, 20, 20)
+    gc.enable()
     try:
         if tcp:
             server.start_tcp(host, port)

@@ -7,7 +7,6 @@ event loop only takes snapshots of the open documents and hands them over.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import stat
@@ -16,15 +15,16 @@ from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from lsprotocol import types as T
-from lsprotocol.converters import get_converter
 from pygls.uris import from_fs_path, to_fs_path
 
 from kimi_lsp.cache import Sig, signature
 from kimi_lsp.diagnostics import Diagnostic
 from kimi_lsp.engine import FileResult, merged
 from kimi_lsp.lsp import adapters, convert
+from kimi_lsp.lsp._blake import blake2b
 from kimi_lsp.lsp.multidoc import MultiDoc
 from kimi_lsp.lsp.settings import EditorSettings
 from kimi_lsp.text import LineIndex
@@ -37,7 +37,9 @@ MAX_INDEXED_FILES = 5000
 # (the --check cache's "racy" rule): its signature is not trusted until it has been quiet this long.
 RACY_SECONDS = 2.0
 _RACY: Sig = (-1, -1, -1, -1, -1)
-_CONVERTER = get_converter()
+# lsprotocol's converter (~12 ms to build): the server hands over its protocol's own (``Session.
+# converter``); one is built on first use only where none was given (tests, scripts)
+_CONVERTER: Any = None
 STAT_BATCH = 2000  # signatures checked per unit of a workspace pass (~5 ms)
 _DONE = object()
 
@@ -101,6 +103,7 @@ class Session:
         self._disk_uris: dict[Path, str] = {}
         self.lint_count = 0  # lints run so far (the log says how many a workspace pass re-ran)
         self.multidoc = MultiDoc()
+        self.converter: Any = None  # the protocol's lsprotocol converter, when a server runs this session
 
     # -- engine -------------------------------------------------------------------------------
     def new_engine(self, workspace: Workspace) -> adapters.SessionEngine:
@@ -346,7 +349,7 @@ class Session:
             convert.to_lsp_diagnostic(d, self.lines_of, self.text_of, self.uri_of, self.encoding, self.tags_supported)
             for d in self.diagnostics_for(path)
         ]
-        rid = result_id(items)
+        rid = result_id(items, self.converter)
         self.report_cache[path] = (stamp, results, items, rid)
         return DocReport(uri, version, items, rid)
 
@@ -458,6 +461,13 @@ def _is_dir(sig: Sig) -> bool:
     return sig is not None and sig is not _RACY and stat.S_ISDIR(sig[4])
 
 
-def result_id(items: list[T.Diagnostic]) -> str:
-    payload = json.dumps(_CONVERTER.unstructure(items), sort_keys=True, default=str)
-    return hashlib.blake2b(payload.encode(), digest_size=10).hexdigest()
+def result_id(items: list[T.Diagnostic], converter: Any = None) -> str:
+    global _CONVERTER
+    if converter is None:
+        if _CONVERTER is None:
+            from lsprotocol.converters import get_converter
+
+            _CONVERTER = get_converter()
+        converter = _CONVERTER
+    payload = json.dumps(converter.unstructure(items), sort_keys=True, default=str)
+    return blake2b(payload.encode(), digest_size=10).hexdigest()
