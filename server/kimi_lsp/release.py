@@ -579,7 +579,8 @@ def yaml_pip_release(path: Path, workspace: Workspace) -> ReleaseResolution | No
         return hit[1]
     # the pattern starts with \b, so re scans it character by character: ~1 ms on a 2,000-line
     # manifest, once per file (it was once per launch, before the memo)
-    res = _yaml_pip_release(src, workspace) if re.search(_INSTALLS_SGLANG, src.text) else None
+    installs = "install" in src.text and re.search(_INSTALLS_SGLANG, src.text)
+    res = _yaml_pip_release(src, workspace) if installs else None
     memo[path] = (src, res)
     return res
 

@@ -64,9 +64,19 @@ def offset_of(lines: LineIndex, pos: T.Position, encoding: str) -> int:
     return lines.offset(pos.line, from_units(text, pos.character, encoding))
 
 
+_DIGESTS: dict[int, tuple[str, str]] = {}  # id(text) -> (text, digest): every fix of a report asks
+
+
 def digest(text: str) -> str:
     """A short fingerprint of a file's text: fixes carry it to detect that spans went stale."""
-    return blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
+    hit = _DIGESTS.get(id(text))
+    if hit is not None and hit[0] is text:
+        return hit[1]
+    d = blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
+    if len(_DIGESTS) >= 64:
+        _DIGESTS.clear()
+    _DIGESTS[id(text)] = (text, d)
+    return d
 
 
 # -- diagnostics -----------------------------------------------------------------------------

@@ -210,9 +210,7 @@ def make_session(ls: KimiLanguageServer, params: T.InitializeParams) -> Session:
     negotiated = ls.workspace.position_encoding
     encoding = str(getattr(negotiated, "value", negotiated) or "utf-16")
     tag_set = ls.cap("text_document.publish_diagnostics.tag_support.value_set") or ()
-    session = Session(root, folders or [root], encoding=encoding, tags_supported=bool(tag_set))
-    session.converter = getattr(ls.protocol, "_converter", None)  # result ids without a second converter
-    return session
+    return Session(root, folders or [root], encoding=encoding, tags_supported=bool(tag_set))
 
 
 def build_server() -> KimiLanguageServer:
