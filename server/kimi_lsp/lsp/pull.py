@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING
 from lsprotocol import types as T
 
 from kimi_lsp.lsp import workspace_diagnostics
-from kimi_lsp.lsp.session import uri_to_path
 
 if TYPE_CHECKING:
     from kimi_lsp.lsp.server import KimiLanguageServer
@@ -24,7 +23,7 @@ def register(ls: KimiLanguageServer) -> None:
     async def document_diagnostic(
         ls: KimiLanguageServer, params: T.DocumentDiagnosticParams
     ) -> T.RelatedFullDocumentDiagnosticReport | T.RelatedUnchangedDocumentDiagnosticReport:
-        path = uri_to_path(params.text_document.uri)
+        path = ls.path_of(params.text_document.uri)
         if path is None or ls.session is None:
             return T.RelatedFullDocumentDiagnosticReport(items=[])
         report = await ls.on_lint_thread(ls.session.document_report, path, ls.snapshots())

@@ -144,6 +144,9 @@ class KimiLanguageServer(LanguageServer):
         self.poller: asyncio.Future[None] | None = None  # watch.poll_disk, for clients that cannot watch
         self.published: dict[str, tuple[int | None, str]] = {}  # uri -> (version, result id) last pushed
         self.cap_reported = False  # the index cap was told to the user (once per session)
+        self._uri_paths: dict[str, Path | None] = {}
+        self._snap_by_uri: dict[str, DocSnap] = {}
+        self._snaps: Snaps | None = None
 
     # -- client capabilities ------------------------------------------------------------------
     def cap(self, dotted: str) -> Any:
@@ -159,12 +162,54 @@ class KimiLanguageServer(LanguageServer):
 
     # -- the lint thread ----------------------------------------------------------------------
     def snapshots(self) -> Snaps:
-        snaps: Snaps = {}
-        for uri, doc in list(self.workspace.text_documents.items()):
-            path = uri_to_path(uri)
-            if path is not None:
-                snaps[path] = DocSnap(uri, doc.version, doc.source)
+        """The open documents as of now, for the lint thread (a new dict every time; never
+        changed after). With thousands open, an edit must not resolve every URI's path again
+        (``Path.resolve`` is a few system calls) nor rebuild every entry: paths are resolved
+        once per URI, unchanged documents keep their ``DocSnap``, and when no document came or
+        went the previous dict is copied (same keys, same order: ``Session.sync`` then only
+        looks at the entries whose snapshot is new)."""
+        docs = self.workspace.text_documents
+        by_uri = self._snap_by_uri
+        fresh: list[tuple[str, DocSnap]] = []
+        same_set = len(docs) == len(by_uri)
+        for uri, doc in list(docs.items()):
+            snap = by_uri.get(uri)
+            source = doc.source
+            if snap is not None and snap.version == doc.version and snap.text is source:
+                continue
+            same_set = same_set and snap is not None
+            fresh.append((uri, DocSnap(uri, doc.version, source)))
+        for uri, snap in fresh:
+            by_uri[uri] = snap
+        if same_set and self._snaps is not None:
+            snaps = dict(self._snaps)
+            for uri, snap in fresh:
+                path = self.path_of(uri)
+                if path is not None:
+                    snaps[path] = snap
+        else:
+            for uri in [u for u in by_uri if u not in docs]:
+                del by_uri[uri]
+            snaps = {}
+            for uri, snap in by_uri.items():
+                path = self.path_of(uri)
+                if path is not None:
+                    snaps[path] = snap
+        self._snaps = snaps
         return snaps
+
+    def path_of(self, uri: str) -> Path | None:
+        """``uri_to_path``, remembered per URI (forgotten when files come or go on disk)."""
+        try:
+            return self._uri_paths[uri]
+        except KeyError:
+            path = self._uri_paths[uri] = uri_to_path(uri)
+            return path
+
+    def forget_paths(self) -> None:
+        self._uri_paths.clear()
+        self._snap_by_uri.clear()
+        self._snaps = None
 
     async def on_lint_thread(self, fn: Callable[..., R], *args: Any) -> R:
         assert self.session is not None

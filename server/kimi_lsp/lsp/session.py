@@ -99,6 +99,8 @@ class Session:
         self._disk_uris: dict[Path, str] = {}
         self.lint_count = 0  # lints run so far (the log says how many a workspace pass re-ran)
         self.multidoc = MultiDoc()
+        self._last_snaps: Snaps | None = None  # what sync saw last (its fast path compares with it)
+        self._open_strs: set[str] | None = None  # the open documents' paths as strings (disk_changes)
 
     # -- engine -------------------------------------------------------------------------------
     def new_engine(self, workspace: Workspace) -> adapters.SessionEngine:
@@ -134,23 +136,42 @@ class Session:
 
     def sync(self, snaps: Snaps) -> set[Path]:
         """Make the workspace overlays match the open documents; return the paths that changed."""
-        changed: set[Path] = set()
-        for path, snap in snaps.items():
-            self.uris[path] = snap.uri
-            if path in self.synced and self.synced[path] == snap.version and snap.version is not None:
-                continue
-            self.workspace.set_overlay(path, snap.text)
-            self.invalidate(path)
-            self.synced[path] = snap.version
-            changed.add(path)
+        prev, self._last_snaps = self._last_snaps, snaps
+        if prev is not None and len(prev) == len(snaps):
+            # the server's snapshots keep their keys and order while no document comes or goes:
+            # then only the entries whose snapshot is new need a look (thousands open, one edited)
+            changed_items = []
+            for (pa, sa), (pb, sb) in zip(prev.items(), snaps.items()):
+                if pa is not pb:
+                    break
+                if sa is not sb:
+                    changed_items.append((pb, sb))
+            else:
+                return self._sync_items(changed_items)
+        changed = self._sync_items(list(snaps.items()))
         for path in [p for p in self.synced if p not in snaps]:
             del self.synced[path]
+            self._open_strs = None
             self.uris.pop(path, None)
             self.workspace.drop_overlay(path)
             self.multidoc.forget(path)
             self.invalidate(path)
             changed.add(path)
             self._forget_if_unused(path)
+        return changed
+
+    def _sync_items(self, items: list[tuple[Path, DocSnap]]) -> set[Path]:
+        changed: set[Path] = set()
+        for path, snap in items:
+            self.uris[path] = snap.uri
+            if path in self.synced and self.synced[path] == snap.version and snap.version is not None:
+                continue
+            self.workspace.set_overlay(path, snap.text)
+            self.invalidate(path)
+            if path not in self.synced:
+                self._open_strs = None
+            self.synced[path] = snap.version
+            changed.add(path)
         return changed
 
     def _forget_if_unused(self, path: Path) -> None:
@@ -270,7 +291,9 @@ class Session:
             paths = self.disk_sigs
         else:
             paths = set().union(*(self.disk_paths.get(p, frozenset()) for p in only))
-        open_docs = {str(p) for p in self.synced}
+        open_docs = self._open_strs
+        if open_docs is None or len(open_docs) != len(self.synced):
+            open_docs = self._open_strs = {str(p) for p in self.synced}
         changed: set[Path] = set()
         structural = False
         for p in list(paths):
