@@ -278,6 +278,8 @@ def build_server() -> KimiLanguageServer:
         await configuration.load(ls)
         if not await watch.register_watchers(ls):
             ls.poller = asyncio.ensure_future(watch.poll_disk(ls))
+        elif ls.session is not None:
+            ls.session.client_watches = True
         await documents.index_workspace(ls)
 
     @ls.feature(T.SHUTDOWN)

@@ -44,6 +44,7 @@ STAT_BATCH = 2000  # signatures checked per unit of a workspace pass (~5 ms)
 # checks at least SWEEP_MIN paths and enough more that every path is checked at least every
 # SWEEP_SECONDS: a smaller workspace is swept whole on every pass, as before.
 SWEEP_SECONDS = 10.0
+SWEEP_SECONDS_WATCHED = 30.0  # the client watches pin and launch files: the sweep is a backstop
 SWEEP_MIN = 4000
 _DONE = object()
 
@@ -113,6 +114,7 @@ class Session:
         self._sweep_order: list[str] = []
         self._sweep_pos = 0
         self._sweep_at: float | None = None
+        self.client_watches = False  # the client sends didChangeWatchedFiles (registered)
         self._last_pass: tuple[tuple[int, int, int, int], list[Path] | None, list[DocReport]] | None = None
 
     # -- engine -------------------------------------------------------------------------------
@@ -508,12 +510,13 @@ class Session:
         """The paths this pass checks on disk: the next part of a round over every path read,
         at least ``SWEEP_MIN``, and enough that a round takes at most ``SWEEP_SECONDS``."""
         now = time.monotonic()
-        elapsed = now - self._sweep_at if self._sweep_at is not None else SWEEP_SECONDS
+        elapsed = now - self._sweep_at if self._sweep_at is not None else SWEEP_SECONDS_WATCHED
         self._sweep_at = now
         if self._sweep_pos >= len(self._sweep_order):
             self._sweep_order, self._sweep_pos = list(self.disk_sigs), 0
         order = self._sweep_order
-        count = max(SWEEP_MIN, int(len(order) * min(1.0, elapsed / SWEEP_SECONDS)) + 1)
+        period = SWEEP_SECONDS_WATCHED if self.client_watches else SWEEP_SECONDS
+        count = max(SWEEP_MIN, int(len(order) * min(1.0, elapsed / period)) + 1)
         keys = order[self._sweep_pos : self._sweep_pos + count]
         self._sweep_pos += count
         if self._sweep_pos >= len(order) and len(keys) < count:
