@@ -43,9 +43,9 @@ STAT_BATCH = 2000  # signatures checked per unit of a workspace pass (~5 ms)
 # every ~2 s; sweeping all of them each time cost ~60 ms of CPU (3 % of a core, idle). A pass
 # checks at least SWEEP_MIN paths and enough more that every path is checked at least every
 # SWEEP_SECONDS: a smaller workspace is swept whole on every pass, as before.
-SWEEP_SECONDS = 10.0
-SWEEP_SECONDS_WATCHED = 30.0  # the client watches pin and launch files: the sweep is a backstop
-SWEEP_MIN = 4000
+SWEEP_SECONDS = 20.0
+SWEEP_SECONDS_WATCHED = 60.0  # the client watches pin and launch files: the sweep is a backstop
+SWEEP_MIN = 2000
 _DONE = object()
 
 
@@ -336,7 +336,16 @@ class Session:
                 if dsig == seen_dir and dsig is not _RACY:
                     continue  # nothing was created in the directory since: still absent
             before = self.disk_sigs.get(p)
-            now = self._record(p, dirs)
+            if before is None or seen is not None:
+                now = self._record(p, dirs)  # absent before: its directory's signature first
+            else:
+                now = _trusted_signature(p)
+                if now == before and now is not _RACY:
+                    continue
+                # present before: recorded as seen, not as absent-in-directory (the directory's
+                # signature would be taken after the path's); the next check records that
+                self.disk_sigs[p] = now
+                self.absent_in.pop(p, None)
             if now == before and now is not _RACY:
                 continue
             changed.add(Path(p))
