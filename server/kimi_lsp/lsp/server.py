@@ -144,6 +144,7 @@ class KimiLanguageServer(LanguageServer):
         self.poller: asyncio.Future[None] | None = None  # watch.poll_disk, for clients that cannot watch
         self.published: dict[str, tuple[int | None, str]] = {}  # uri -> (version, result id) last pushed
         self.cap_reported = False  # the index cap was told to the user (once per session)
+        self.frozen_at_start = False  # run() froze the start-up objects without collecting first
         self._uri_paths: dict[str, Path | None] = {}
         self._snap_by_uri: dict[str, DocSnap] = {}
         self._snaps: Snaps | None = None
@@ -258,6 +259,17 @@ def make_session(ls: KimiLanguageServer, params: T.InitializeParams) -> Session:
     return Session(root, folders or [root], encoding=encoding, tags_supported=bool(tag_set))
 
 
+STARTUP_COLLECT_DELAY = 3.0
+
+
+def collect_startup_garbage() -> None:
+    import gc
+
+    gc.unfreeze()
+    gc.collect()
+    gc.freeze()
+
+
 def build_server() -> KimiLanguageServer:
     # completion, hover and code actions load on their first request (features.py)
     from kimi_lsp.lsp import commands, configuration, documents, features, pull, watch
@@ -281,6 +293,10 @@ def build_server() -> KimiLanguageServer:
         elif ls.session is not None:
             ls.session.client_watches = True
         await documents.index_workspace(ls)
+        if ls.frozen_at_start:
+            # what the imports left as garbage (~7 MiB) was frozen with them to save start-up
+            # time: collect it once, after the first diagnostics are out (~30 ms, once)
+            asyncio.get_running_loop().call_later(STARTUP_COLLECT_DELAY, collect_startup_garbage)
 
     @ls.feature(T.SHUTDOWN)
     def shutdown(ls: KimiLanguageServer, *_: Any) -> None:
@@ -305,10 +321,12 @@ def run(tcp: bool = False, host: str = "127.0.0.1", port: int = 2087, log_level:
     # Everything imported so far lives as long as the server: keep it out of the collector's
     # full passes, which otherwise rescan it after every lint of a large file (p95 latency).
     # `kimi-lsp serve` imports with the collector off (cli/main.py: its passes over ~400,000
-    # objects that all stay cost ~15-20 ms of start-up), so nothing is collected first either.
+    # objects that all stay cost ~15-20 ms of start-up): the garbage among them is collected once,
+    # after the first diagnostics (`initialized`, collect_startup_garbage).
     import gc
 
     gc.freeze()
+    server.frozen_at_start = True
     # A lint of a 2,000-line YAML allocates ~40,000 short-lived objects (nodes, spans, tokens):
     # with the default gen-0 threshold (700) the collector runs dozens of times per keystroke and
     # its occasional full pass lands in the p95. Collect young objects every 50,000 allocations.
