@@ -158,7 +158,8 @@ def test_documents_of_fixtures_lint_as_the_whole(fixture: Path) -> None:
     multidoc.MIN_DOCUMENTS = 2
     try:
         if multidoc.split(text) is None:
-            pytest.skip("does not qualify for per-document lints")
+            assert "{{" in text  # a Helm template: linted whole (its documents are not YAML yet)
+            return
         session = Session(root, [root])
         path = fixture.resolve()
         session.multidoc.checked[path] = True  # skip the self-check: compare here instead
