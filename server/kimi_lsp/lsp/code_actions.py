@@ -12,13 +12,13 @@ from lsprotocol import types as T
 
 from kimi_lsp import fixes
 from kimi_lsp.lsp import commands, convert, edits, fix_all, suppress
+from kimi_lsp.lsp.features import FIX_ALL
 from kimi_lsp.lsp.session import Session, Snaps, uri_to_path
 from kimi_lsp.text import Span
 
 if TYPE_CHECKING:
     from kimi_lsp.lsp.server import KimiLanguageServer
 
-FIX_ALL = "source.fixAll.kimi-lsp"
 QUICKFIX = T.CodeActionKind.QuickFix
 
 
@@ -202,33 +202,6 @@ async def resolve(ls: KimiLanguageServer, action: T.CodeAction) -> T.CodeAction:
     return action
 
 
-def _can_resolve(ls: KimiLanguageServer) -> bool:
+def can_resolve(ls: KimiLanguageServer) -> bool:
     props = ls.cap("text_document.code_action.resolve_support.properties") or ()
     return "edit" in props and bool(ls.cap("text_document.code_action.data_support"))
-
-
-def register(ls: KimiLanguageServer) -> None:
-    options = T.CodeActionOptions(
-        code_action_kinds=[QUICKFIX, T.CodeActionKind.SourceFixAll, FIX_ALL], resolve_provider=True
-    )
-
-    @ls.feature(T.TEXT_DOCUMENT_CODE_ACTION, options)
-    async def code_action(ls: KimiLanguageServer, params: T.CodeActionParams) -> list[T.CodeAction] | None:
-        if ls.session is None:
-            return None
-        notebook = None
-        if ls.notebooks and uri_to_path(params.text_document.uri) is None:
-            from kimi_lsp.lsp import notebooks
-
-            on_cell = notebooks.cell_action_params(ls, params)
-            if on_cell is None:
-                return None
-            params, notebook = on_cell
-        actions = await ls.on_lint_thread(list_actions, ls.session, ls.snapshots(), params, notebook)
-        if not _can_resolve(ls):
-            actions = [await resolve(ls, a) for a in actions]
-        return actions or None
-
-    @ls.feature(T.CODE_ACTION_RESOLVE)
-    async def code_action_resolve(ls: KimiLanguageServer, action: T.CodeAction) -> T.CodeAction:
-        return await resolve(ls, action)

@@ -288,19 +288,3 @@ def client_shape(ls: KimiLanguageServer) -> ClientShape:
         lazy_docs="documentation" in (ls.cap(f"{item}.resolve_support.properties") or ()),
         edit_range="editRange" in (ls.cap("text_document.completion.completion_list.item_defaults") or ()),
     )
-
-
-def register(ls: KimiLanguageServer) -> None:
-    options = T.CompletionOptions(trigger_characters=["-", ":", "="], resolve_provider=True)
-
-    @ls.feature(T.TEXT_DOCUMENT_COMPLETION, options)
-    async def completion(ls: KimiLanguageServer, params: T.CompletionParams) -> T.CompletionList | None:
-        if ls.session is None:
-            return None
-        return await ls.on_lint_thread(
-            complete, ls.session, ls.snapshots(), params.text_document.uri, params.position, client_shape(ls)
-        )
-
-    @ls.feature(T.COMPLETION_ITEM_RESOLVE)
-    def completion_resolve(ls: KimiLanguageServer, item: T.CompletionItem) -> T.CompletionItem:
-        return resolve_item(item)

@@ -7,7 +7,6 @@ conversion goes through the text the offsets were computed against.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -16,6 +15,7 @@ from lsprotocol import types as T
 
 from kimi_lsp.catalogue import doc_url
 from kimi_lsp.diagnostics import Diagnostic, Severity
+from kimi_lsp.lsp._blake import blake2b
 from kimi_lsp.rules import BY_CODE
 from kimi_lsp.text import LineIndex, Span, column_from_utf8, column_from_utf16, utf8_column, utf16_column
 
@@ -64,9 +64,19 @@ def offset_of(lines: LineIndex, pos: T.Position, encoding: str) -> int:
     return lines.offset(pos.line, from_units(text, pos.character, encoding))
 
 
+_DIGESTS: dict[int, tuple[str, str]] = {}  # id(text) -> (text, digest): every fix of a report asks
+
+
 def digest(text: str) -> str:
     """A short fingerprint of a file's text: fixes carry it to detect that spans went stale."""
-    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
+    hit = _DIGESTS.get(id(text))
+    if hit is not None and hit[0] is text:
+        return hit[1]
+    d = blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
+    if len(_DIGESTS) >= 64:
+        _DIGESTS.clear()
+    _DIGESTS[id(text)] = (text, d)
+    return d
 
 
 # -- diagnostics -----------------------------------------------------------------------------

@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING
 from lsprotocol import types as T
 
 from kimi_lsp.lsp import adapters
-from kimi_lsp.lsp.session import uri_to_path
 
 if TYPE_CHECKING:
     from kimi_lsp.lsp.server import KimiLanguageServer
@@ -101,7 +100,7 @@ def _matters_to_others(ls: KimiLanguageServer, path: Path) -> bool:
 
 
 def changed(ls: KimiLanguageServer, uri: str, *, opened: bool = False) -> None:
-    path = uri_to_path(uri)
+    path = ls.path_of(uri)
     if path is None or ls.scheduler is None:
         return
     if ls.pull_diagnostics and (opened or not _matters_to_others(ls, path)):
@@ -144,7 +143,7 @@ def register(ls: KimiLanguageServer) -> None:
 
     @ls.feature(T.TEXT_DOCUMENT_DID_SAVE)
     def did_save(ls: KimiLanguageServer, params: T.DidSaveTextDocumentParams) -> None:
-        path = uri_to_path(params.text_document.uri)
+        path = ls.path_of(params.text_document.uri)
         if path is not None and ls.scheduler is not None and _matters_to_others(ls, path):
             ls.scheduler.request({path}, disk=True)
 
@@ -152,7 +151,7 @@ def register(ls: KimiLanguageServer) -> None:
     def did_close(ls: KimiLanguageServer, params: T.DidCloseTextDocumentParams) -> None:
         if not ls.pull_diagnostics:
             ls.clear(params.text_document.uri)
-        path = uri_to_path(params.text_document.uri)
+        path = ls.path_of(params.text_document.uri)
         if path is None or ls.scheduler is None:
             return
         if not ls.pull_diagnostics or _matters_to_others(ls, path):

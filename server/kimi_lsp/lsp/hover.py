@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from lsprotocol import types as T
 
@@ -14,9 +13,6 @@ from kimi_lsp.lsp import convert, cursor, flagdoc, pindoc
 from kimi_lsp.lsp.session import Session, Snaps, uri_to_path
 from kimi_lsp.rules import get as get_rule
 from kimi_lsp.text import LineIndex, Span
-
-if TYPE_CHECKING:
-    from kimi_lsp.lsp.server import KimiLanguageServer
 
 _SUPPRESSION = re.compile(r"#\s*kimi-lsp:\s*ignore(?:-file)?\[(?P<codes>[^\]]*)\]")
 _CODE = re.compile(r"KL\d+", re.I)
@@ -64,11 +60,3 @@ def hover_at(session: Session, snaps: Snaps, uri: str, pos: T.Position) -> T.Hov
         contents=T.MarkupContent(kind=T.MarkupKind.Markdown, value=text),
         range=convert.span_to_range(lines, span, session.encoding),
     )
-
-
-def register(ls: KimiLanguageServer) -> None:
-    @ls.feature(T.TEXT_DOCUMENT_HOVER)
-    async def hover(ls: KimiLanguageServer, params: T.HoverParams) -> T.Hover | None:
-        if ls.session is None:
-            return None
-        return await ls.on_lint_thread(hover_at, ls.session, ls.snapshots(), params.text_document.uri, params.position)

@@ -65,9 +65,10 @@ class NotebookView:
         self.book = nb.read(self.text)
         self.spans = [(c.span.start, c.span.end) for c in self.book.cells]
         self._cell_lines: dict[int, LineIndex] = {}
+        self._snap = DocSnap(uri, version, self.text)
 
     def snap(self) -> DocSnap:
-        return DocSnap(self.uri, self.version, self.text)
+        return self._snap  # one object per version: the session's sync compares snapshots by identity
 
     def cell_lines(self, index: int) -> LineIndex:
         if index not in self._cell_lines:

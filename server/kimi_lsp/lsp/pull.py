@@ -10,7 +10,6 @@ from lsprotocol import types as T
 
 from kimi_lsp.lsp import session as S
 from kimi_lsp.lsp import workspace_diagnostics
-from kimi_lsp.lsp.session import uri_to_path
 
 if TYPE_CHECKING:
     from kimi_lsp.lsp.server import KimiLanguageServer
@@ -25,7 +24,7 @@ def register(ls: KimiLanguageServer) -> None:
     async def document_diagnostic(
         ls: KimiLanguageServer, params: T.DocumentDiagnosticParams
     ) -> T.RelatedFullDocumentDiagnosticReport | T.RelatedUnchangedDocumentDiagnosticReport:
-        path = uri_to_path(params.text_document.uri)
+        path = ls.path_of(params.text_document.uri)
         if path is None and ls.notebooks:  # a notebook cell: its share of the notebook's report
             from kimi_lsp.lsp import notebooks
 

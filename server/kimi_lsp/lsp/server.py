@@ -151,6 +151,10 @@ class KimiLanguageServer(LanguageServer):
         self.published: dict[str, tuple[int | None, str]] = {}  # uri -> (version, result id) last pushed
         self.cap_reported = False  # the index cap was told to the user (once per session)
         self.notebooks: dict[Path, NotebookView] = {}  # open in a notebook editor, by the .ipynb's path
+        self.frozen_at_start = False  # run() froze the start-up objects without collecting first
+        self._uri_paths: dict[str, Path | None] = {}
+        self._snap_by_uri: dict[str, DocSnap] = {}
+        self._snaps: Snaps | None = None
 
     # -- client capabilities ------------------------------------------------------------------
     def cap(self, dotted: str) -> Any:
@@ -166,14 +170,58 @@ class KimiLanguageServer(LanguageServer):
 
     # -- the lint thread ----------------------------------------------------------------------
     def snapshots(self) -> Snaps:
-        snaps: Snaps = {}
-        for uri, doc in list(self.workspace.text_documents.items()):
-            path = uri_to_path(uri)
-            if path is not None:
-                snaps[path] = DocSnap(uri, doc.version, doc.source)
-        for path, view in self.notebooks.items():
-            snaps[path] = view.snap()  # its JSON, rebuilt from the cells
+        """The open documents as of now, for the lint thread (a new dict every time; never
+        changed after). With thousands open, an edit must not resolve every URI's path again
+        (``Path.resolve`` is a few system calls) nor rebuild every entry: paths are resolved
+        once per URI, unchanged documents keep their ``DocSnap``, and when no document came or
+        went the previous dict is copied (same keys, same order: ``Session.sync`` then only
+        looks at the entries whose snapshot is new)."""
+        docs = self.workspace.text_documents
+        by_uri = self._snap_by_uri
+        fresh: list[tuple[str, DocSnap]] = []
+        same_set = len(docs) == len(by_uri)
+        for uri, doc in list(docs.items()):
+            snap = by_uri.get(uri)
+            source = doc.source
+            if snap is not None and snap.version == doc.version and snap.text is source:
+                continue
+            same_set = same_set and snap is not None
+            fresh.append((uri, DocSnap(uri, doc.version, source)))
+        for uri, snap in fresh:
+            by_uri[uri] = snap
+        if same_set and self._snaps is not None:
+            snaps = dict(self._snaps)
+            for uri, snap in fresh:
+                path = self.path_of(uri)
+                if path is not None:
+                    snaps[path] = snap
+        else:
+            for uri in [u for u in by_uri if u not in docs]:
+                del by_uri[uri]
+            snaps = {}
+            for uri, snap in by_uri.items():
+                path = self.path_of(uri)
+                if path is not None:
+                    snaps[path] = snap
+        self._snaps = snaps
+        if self.notebooks:  # each open notebook as its JSON, rebuilt from the cells
+            snaps = dict(snaps)
+            for path, view in self.notebooks.items():
+                snaps[path] = view.snap()
         return snaps
+
+    def path_of(self, uri: str) -> Path | None:
+        """``uri_to_path``, remembered per URI (forgotten when files come or go on disk)."""
+        try:
+            return self._uri_paths[uri]
+        except KeyError:
+            path = self._uri_paths[uri] = uri_to_path(uri)
+            return path
+
+    def forget_paths(self) -> None:
+        self._uri_paths.clear()
+        self._snap_by_uri.clear()
+        self._snaps = None
 
     async def settled(self) -> None:
         """Wait (at most 5 s) for the editor's settings, asked for after ``initialized``."""
@@ -193,7 +241,7 @@ class KimiLanguageServer(LanguageServer):
         """Push diagnostics, dropping reports computed for a version the editor has left and
         reports the client already has (a re-lint that changed nothing)."""
         for r in reports:
-            if self.notebooks and uri_to_path(r.uri) in self.notebooks:
+            if self.notebooks and self.path_of(r.uri) in self.notebooks:
                 from kimi_lsp.lsp import notebooks
 
                 if self.published.get(r.uri) != (r.version, r.result_id):
@@ -233,18 +281,20 @@ def make_session(ls: KimiLanguageServer, params: T.InitializeParams) -> Session:
     return Session(root, folders or [root], encoding=encoding, tags_supported=bool(tag_set))
 
 
+STARTUP_COLLECT_DELAY = 3.0
+
+
+def collect_startup_garbage() -> None:
+    import gc
+
+    gc.unfreeze()
+    gc.collect()
+    gc.freeze()
+
+
 def build_server() -> KimiLanguageServer:
-    from kimi_lsp.lsp import (
-        code_actions,
-        commands,
-        completion,
-        configuration,
-        documents,
-        hover,
-        notebooks,
-        pull,
-        watch,
-    )
+    # completion, hover and code actions load on their first request (features.py)
+    from kimi_lsp.lsp import commands, configuration, documents, features, notebooks, pull, watch
 
     ls = KimiLanguageServer()
 
@@ -262,7 +312,13 @@ def build_server() -> KimiLanguageServer:
         await configuration.load(ls)
         if not await watch.register_watchers(ls):
             ls.poller = asyncio.ensure_future(watch.poll_disk(ls))
+        elif ls.session is not None:
+            ls.session.client_watches = True
         await documents.index_workspace(ls)
+        if ls.frozen_at_start:
+            # what the imports left as garbage (~7 MiB) was frozen with them to save start-up
+            # time: collect it once, after the first diagnostics are out (~30 ms, once)
+            asyncio.get_running_loop().call_later(STARTUP_COLLECT_DELAY, collect_startup_garbage)
 
     @ls.feature(T.SHUTDOWN)
     def shutdown(ls: KimiLanguageServer, *_: Any) -> None:
@@ -272,7 +328,7 @@ def build_server() -> KimiLanguageServer:
         if ls.session is not None:
             ls.session.pool.shutdown(wait=False, cancel_futures=True)
 
-    for module in (documents, notebooks, pull, watch, configuration, code_actions, hover, completion, commands):
+    for module in (documents, notebooks, pull, watch, configuration, features, commands):
         module.register(ls)
     return ls
 
@@ -286,14 +342,18 @@ def run(tcp: bool = False, host: str = "127.0.0.1", port: int = 2087, log_level:
     handler = logs.attach(server)
     # Everything imported so far lives as long as the server: keep it out of the collector's
     # full passes, which otherwise rescan it after every lint of a large file (p95 latency).
+    # `kimi-lsp serve` imports with the collector off (cli/main.py: its passes over ~400,000
+    # objects that all stay cost ~15-20 ms of start-up): the garbage among them is collected once,
+    # after the first diagnostics (`initialized`, collect_startup_garbage).
     import gc
 
-    gc.collect()
     gc.freeze()
+    server.frozen_at_start = True
     # A lint of a 2,000-line YAML allocates ~40,000 short-lived objects (nodes, spans, tokens):
     # with the default gen-0 threshold (700) the collector runs dozens of times per keystroke and
     # its occasional full pass lands in the p95. Collect young objects every 50,000 allocations.
     gc.set_threshold(50_000, 20, 20)
+    gc.enable()
     try:
         if tcp:
             server.start_tcp(host, port)

@@ -93,6 +93,8 @@ def register(ls: KimiLanguageServer) -> None:
     def did_change_watched_files(ls: KimiLanguageServer, params: T.DidChangeWatchedFilesParams) -> None:
         paths = {p for c in params.changes if (p := uri_to_path(c.uri)) is not None}
         structural = any(c.type != T.FileChangeType.Changed for c in params.changes)
+        if structural:
+            ls.forget_paths()  # a symlink or directory that came or went resolves differently
         if paths and ls.scheduler is not None:
             # a created or deleted pin file can govern launches that never depended on it
             ls.scheduler.request(paths, disk=True, structural=structural)

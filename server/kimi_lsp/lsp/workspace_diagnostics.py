@@ -29,9 +29,21 @@ log = logging.getLogger("kimi_lsp.lsp")
 SLICE_SECONDS = 0.02  # an edit waits at most about this long behind the workspace pass
 
 
+_UNCHANGED: dict[tuple[str, str], T.WorkspaceUnchangedDocumentDiagnosticReport] = {}
+
+
 def to_item(r: DocReport, previous: dict[str, str]) -> T.WorkspaceDocumentDiagnosticReport:
     if previous.get(r.uri) == r.result_id:
-        return T.WorkspaceUnchangedDocumentDiagnosticReport(uri=r.uri, version=None, result_id=r.result_id)
+        # the same few thousand on every re-poll: made once (values, never changed after)
+        key = (r.uri, r.result_id)
+        item = _UNCHANGED.get(key)
+        if item is None:
+            if len(_UNCHANGED) > 4 * S.MAX_INDEXED_FILES:
+                _UNCHANGED.clear()
+            item = _UNCHANGED[key] = T.WorkspaceUnchangedDocumentDiagnosticReport(
+                uri=r.uri, version=None, result_id=r.result_id
+            )
+        return item
     return T.WorkspaceFullDocumentDiagnosticReport(uri=r.uri, version=None, items=r.items, result_id=r.result_id)
 
 
