@@ -28,7 +28,7 @@ import yaml
 
 from kimi_lsp._record import dataclass
 from kimi_lsp.pins.model import Pin, PinFormat, PinProblem, PinSource
-from kimi_lsp.syntax.uv_lock import ARTIFACTS
+from kimi_lsp.syntax.uv_lock import artifacts
 from kimi_lsp.text import Located, Span
 from kimi_lsp.workspace import SourceText
 
@@ -148,8 +148,8 @@ def _entry_span(source: SourceText, name_kv: Span | None, version_kv: Span | Non
 # Artifact lists (wheel/sdist URLs and hashes) are most of a lock's text and none of what is
 # read from it; they become comments before parsing (the parser skips a comment line at C speed,
 # blank space character by character). Only lines the tools write on their own are touched, and
-# each keeps its length (newlines stay), so offsets do not move.
-_ARTIFACTS = ARTIFACTS
+# each keeps its length (newlines stay), so offsets do not move (``syntax.uv_lock.artifacts()``
+# finds them). The formats where they are left out:
 _SKIPPABLE = {PinFormat.UV_LOCK, PinFormat.POETRY_LOCK, PinFormat.PDM_LOCK}
 
 
@@ -178,7 +178,7 @@ def _parse_toml_lock(source: SourceText, fmt: PinFormat) -> _ParsedLock | PinPro
     pieces: list[str] = []
     blanked: list[str] = []
     last = 0
-    for m in _ARTIFACTS.finditer(text):
+    for m in artifacts().finditer(text):
         starts.append(m.start())
         pieces.append(text[last : m.start()])
         blanked.append(text[last : m.start()])
@@ -198,7 +198,7 @@ def _parse_toml_lock(source: SourceText, fmt: PinFormat) -> _ParsedLock | PinPro
 
 
 def _without_artifacts(text: str) -> str:
-    return _ARTIFACTS.sub(lambda m: "\n".join(_as_comment(line) for line in m.group(0).split("\n")), text)
+    return artifacts().sub(lambda m: "\n".join(_as_comment(line) for line in m.group(0).split("\n")), text)
 
 
 def _has_artifact(starts: tuple[int, ...], body: Span) -> bool:

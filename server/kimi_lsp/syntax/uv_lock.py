@@ -13,7 +13,7 @@ what tomllib's values and the locator's positions give (``tests/unit/test_uv_loc
 it to that on every uv.lock fixture).
 
 Artifact lists (``sdist``/``wheels``/``files`` lines written the way uv writes them) are matched
-by ``ARTIFACTS`` and not looked into, as ``pins/locks.py`` leaves them out of the tomllib parse.
+by ``artifacts()`` and not looked into, as ``pins/locks.py`` leaves them out of the tomllib parse.
 """
 from __future__ import annotations
 
@@ -23,13 +23,18 @@ from kimi_lsp._record import dataclass
 from kimi_lsp.text import Span
 
 # Artifact lists as the tools write them (shared with pins/locks.py, which blanks the same lines
-# before tomllib sees them).
-ARTIFACTS = re.compile(
+# before tomllib sees them). Compiled on first use: a run whose project has no lock never needs it.
+_ARTIFACTS = (
     r"^(?:wheels|files)[ \t]*=[ \t]*\[[ \t]*\n(?:[ \t]+\{[^\n]*\}[ \t]*,?[ \t]*\n)*\][ \t]*$"
     r"|^(?:wheels|files)[ \t]*=[ \t]*\[\{[^\n]*\}\][ \t]*$"
-    r"|^sdist[ \t]*=[ \t]*\{[^\n]*\}[ \t]*$",
-    re.M,
+    r"|^sdist[ \t]*=[ \t]*\{[^\n]*\}[ \t]*$"
 )
+
+
+def artifacts() -> re.Pattern[str]:
+    """The artifact-list pattern (multi-line mode), compiled once."""
+    return re.compile(_ARTIFACTS, re.M)  # re's own cache keeps the compiled pattern
+
 
 # A TOML basic string without escapes (control characters other than tab are not allowed in one).
 _STR = r'"[^"\\\x00-\x08\x0a-\x1f\x7f]*"'
@@ -42,10 +47,11 @@ _SARR = rf"\[(?:{_SCALAR}(?:, |(?=\])))*\]"
 _IT1 = rf"(?:\{{(?: {_KEY} = (?:{_SCALAR}|{_SARR})(?:,(?= [A-Za-z0-9_-])|(?= \}})))+ \}}|\{{\}})"
 _IT2 = rf"(?:\{{(?: {_KEY} = (?:{_SCALAR}|{_SARR}|{_IT1})(?:,(?= [A-Za-z0-9_-])|(?= \}})))+ \}}|\{{\}})"
 _ITEM = rf"(?:{_SCALAR}|{_IT2})"
-# an array on one line, or one item per line (four spaces, a comma); conflicts' array of such
-# arrays: ``[[\n    {...},\n], [\n    {...},\n]]``
-_ARRAY = rf"\[(?:(?:{_ITEM}(?:, |(?=\])))*|\n(?:    {_ITEM},\n)*)\]"
-_VALUE = rf"(?:{_SCALAR}|{_IT2}|{_ARRAY}|\[\[\n(?:    {_ITEM},\n)*\](?:, \[\n(?:    {_ITEM},\n)*\])*\])"
+# Arrays: items separated by commas, a trailing comma allowed, spaces and newlines between them
+# (TOML's array syntax without comments), so one pattern covers uv's one-line arrays, its one
+# item per line, and ``conflicts``' array of arrays.
+_ARRAY1 = rf"\[[ \n]*(?:{_ITEM}[ \n]*(?:,[ \n]*|(?=\])))*\]"
+_VALUE = rf"(?:{_ITEM}|\[[ \n]*(?:(?:{_ITEM}|{_ARRAY1})[ \n]*(?:,[ \n]*|(?=\])))*\])"
 # One block: a blank line, a table header, or a key and its value (the value may span lines).
 _BLOCK_PATTERN = (
     rf"(?P<blank>\n)"
@@ -120,7 +126,7 @@ def scan(text: str) -> UvLock | None:
     n = len(text)
     pos = 0
     match_block = _block.match
-    match_artifacts = ARTIFACTS.match
+    match_artifacts = artifacts().match
     table = ""  # "" = the root table
     keys: set[str] = set()
     table_keys: dict[str, set[str]] = {"": keys}
@@ -133,12 +139,12 @@ def scan(text: str) -> UvLock | None:
     version: str | None = None
     version_kv: Span | None = None
     markers: tuple[str, ...] | None = None
-    artifacts = False
+    has_artifacts = False
 
     def flush() -> bool:
         if name is None or not name:
             return False
-        packages.append(UvPackage(name, name_kv, name_content, version, version_kv, markers, artifacts))
+        packages.append(UvPackage(name, name_kv, name_content, version, version_kv, markers, has_artifacts))
         return True
 
     while pos < n:
@@ -147,7 +153,7 @@ def scan(text: str) -> UvLock | None:
             m = match_artifacts(text, pos)
             if m is not None:
                 if table == "package":
-                    artifacts = True
+                    has_artifacts = True
                 pos = m.end() + 1  # the pattern ends at the line end, which is a "\n"
                 continue
         m = match_block(text, pos)
@@ -202,7 +208,7 @@ def scan(text: str) -> UvLock | None:
                 name = version = None
                 version_kv = None
                 markers = None
-                artifacts = False
+                has_artifacts = False
                 sub_rank = 0
             elif top_rank < rank and _parent_defines(table_keys, got):
                 return None
@@ -234,4 +240,4 @@ def _parent_defines(table_keys: dict[str, set[str]], table: str) -> bool:
     return parent is not None and parent[1] in table_keys.get(parent[0], ())
 
 
-__all__ = ["ARTIFACTS", "UvLock", "UvPackage", "scan"]
+__all__ = ["UvLock", "UvPackage", "artifacts", "scan"]
