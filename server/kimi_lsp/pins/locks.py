@@ -28,7 +28,6 @@ import yaml
 
 from kimi_lsp._record import dataclass
 from kimi_lsp.pins.model import Pin, PinFormat, PinProblem, PinSource
-from kimi_lsp.syntax.uv_lock import artifacts
 from kimi_lsp.text import Located, Span
 from kimi_lsp.workspace import SourceText
 
@@ -166,6 +165,7 @@ def _parse_toml_lock(source: SourceText, fmt: PinFormat) -> _ParsedLock | PinPro
     from kimi_lsp.pins._pep508 import parse_toml
     from kimi_lsp.syntax import SyntaxProblem
     from kimi_lsp.syntax.toml import locate, parse
+    from kimi_lsp.syntax.uv_lock import artifacts
 
     text = source.text
     if fmt not in _SKIPPABLE:
@@ -198,6 +198,8 @@ def _parse_toml_lock(source: SourceText, fmt: PinFormat) -> _ParsedLock | PinPro
 
 
 def _without_artifacts(text: str) -> str:
+    from kimi_lsp.syntax.uv_lock import artifacts
+
     return artifacts().sub(lambda m: "\n".join(_as_comment(line) for line in m.group(0).split("\n")), text)
 
 
