@@ -788,9 +788,26 @@ class _Lexer:
 
 def lex(src: Source, *, escape: str = "\\") -> tuple[list[Command], list[SyntaxProblem]]:
     """Split ``src`` into simple commands; problems are unterminated quotes and substitutions."""
+    if type(src) is FlatSource:
+        # A script is lexed once for its launches and once more for its install lines
+        # (pins/install_cmds): the same text at the same offset gives the same commands, which
+        # are immutable, so the last few answers are kept (each caller gets its own lists).
+        key = (src.text, src.base, escape)
+        hit = _recent.get(key)
+        if hit is None:
+            lexer = _Lexer(src, escape)
+            hit = (lexer.run(), lexer.problems)
+            if len(_recent) >= _RECENT_MAX:
+                del _recent[next(iter(_recent))]
+            _recent[key] = hit
+        return list(hit[0]), list(hit[1])
     lexer = _Lexer(src, escape)
     commands = lexer.run()
     return commands, lexer.problems
+
+
+_RECENT_MAX = 4
+_recent: dict[tuple[str, int, str], tuple[list[Command], list[SyntaxProblem]]] = {}
 
 
 def heredocs(src: Source, *, escape: str = "\\") -> list[Heredoc]:
