@@ -798,7 +798,7 @@ def lex(src: Source, *, escape: str = "\\") -> tuple[list[Command], list[SyntaxP
             lexer = _Lexer(src, escape)
             hit = (lexer.run(), lexer.problems)
             if len(_recent) >= _RECENT_MAX:
-                del _recent[next(iter(_recent))]
+                _recent.clear()  # one call, so a second thread (the server's) cannot trip over it
             _recent[key] = hit
         return list(hit[0]), list(hit[1])
     lexer = _Lexer(src, escape)
