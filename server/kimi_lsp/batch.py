@@ -163,6 +163,10 @@ def _warm(overrides: dict[str, Any]) -> None:
         "kimi_lsp.engine", "kimi_lsp.pins.discovery", "kimi_lsp.pins.locks", "kimi_lsp.pins.requirements",
         "kimi_lsp.pins.pyproject", "kimi_lsp.pins.pipfile", "kimi_lsp.pins.conda_env", "kimi_lsp.pins.install_cmds",
         "kimi_lsp.surfaces", "kimi_lsp.cli.check",
+        # what the readers and rules import on first use: once here rather than once per worker
+        "kimi_lsp.release", "kimi_lsp.pins.bump", "kimi_lsp.syntax.toml", "kimi_lsp.surfaces.shell",
+        "kimi_lsp.surfaces.dockerfile", "kimi_lsp.surfaces.toml_profile", "kimi_lsp.surfaces.yaml_embedded",
+        "kimi_lsp.knowledge.flashinfer", "packaging.requirements", "decimal",
     ):
         try:
             importlib.import_module(name)
@@ -172,6 +176,10 @@ def _warm(overrides: dict[str, Any]) -> None:
         from kimi_lsp.knowledge.schema import load_schema
 
         load_schema(None)
+        from kimi_lsp.engine import recent_releases
+
+        for version in recent_releases():  # what a launch of an unknown release is checked by
+            load_schema(version)
         wanted = overrides.get("sglang_version") if isinstance(overrides, dict) else None
         if isinstance(wanted, str):
             load_schema(wanted)
@@ -197,9 +205,11 @@ def _lint_chunk(items: list[tuple[int, str]]) -> tuple[list[tuple[int, _FileOut]
     first_error = len(engine.errors)
     out: list[tuple[int, _FileOut]] = []
     for (j, _), path in zip(items, paths, strict=True):
-        treated = _resolved(path) in engine.referenced_configs
+        # the engine's own resolution (its workspace remembers each directory's), once per file
+        resolved = _engine_resolved(engine, path)
+        treated = resolved in engine.referenced_configs
         result = engine.lint_file(path)
-        _, surface = engine.read_launches(_resolved(path))
+        _, surface = engine.read_launches(resolved)
         has_config = surface is not None and any(c.entry is Entry.CONFIG_FILE for c in surface.launches)
         out.append((j, _FileOut(tuple(result.diagnostics), has_config, treated)))
     refs = [str(p) for p in engine.referenced_configs]
@@ -212,6 +222,15 @@ def _lint_chunk(items: list[tuple[int, str]]) -> tuple[list[tuple[int, _FileOut]
 def _index(engine: Engine, files: Sequence[Path]) -> None:
     """``--config`` cross-references among ``files`` (``Engine.index_config_references``)."""
     engine.index_config_references(list(files))
+
+
+def _engine_resolved(engine: Engine, path: Path) -> Path:
+    """``_resolved``, through the workspace's remembered directory resolutions (same answer:
+    ``Workspace.resolve`` is ``Path.resolve`` with each directory's resolution kept)."""
+    try:
+        return engine.workspace.resolve(path)
+    except (RuntimeError, OSError):
+        return Path(os.path.abspath(path))
 
 
 def _resolved(path: Path) -> Path:

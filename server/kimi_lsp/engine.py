@@ -599,11 +599,20 @@ def recent_releases() -> tuple[str, ...]:
 
 def every_release() -> tuple[str, ...]:
     """Each shipped release in its newest ``.postN``, oldest first."""
+    shipped = shipped_versions()
+    # asked once per launch whose release is unknown: remembered for the shipped data it reads
+    if _EVERY_RELEASE and _EVERY_RELEASE[0] is shipped:
+        return _EVERY_RELEASE[1]
     newest: dict[str, str] = {}  # base release -> its newest .postN (shipped_versions is sorted)
-    for v in shipped_versions():
+    for v in shipped:
         if not re.search(r"(a|b|rc|dev)\d*$", v):
             newest[re.sub(r"\.post\d+$", "", v)] = v
-    return tuple(newest.values()) or tuple(shipped_versions())
+    out = tuple(newest.values()) or tuple(shipped)
+    _EVERY_RELEASE[:] = [shipped, out]
+    return out
+
+
+_EVERY_RELEASE: list[tuple[str, ...]] = []
 
 
 # Deprecations warn about launches that still work: not reported when the release is unknown.

@@ -1,6 +1,10 @@
 """syntax/shell_expand.py: parameter expansion of the lexer's words, each character located."""
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
+
 from kimi_lsp.syntax.shell import FlatSource, lex
 from kimi_lsp.syntax.shell_expand import Expanded, expand, expand_text
 from kimi_lsp.text import Span
@@ -34,3 +38,35 @@ def test_expand_text_keeps_the_text_between_words() -> None:
     got = expand_text(text, 2, len(text), env)
     assert got.text == "a b 1 c"
     assert got.offsets == (2, 3, 5, 6, 50, 12, 13)
+
+
+def _all_words(commands):  # type: ignore[no-untyped-def]
+    for c in commands:
+        yield from c.words
+        yield from c.assignment_words
+        for a in c.arrays:
+            yield from a.words
+
+
+_SHELL_SAMPLES = [
+    p for p in sorted(Path(__file__).resolve().parent.parent.rglob("*"))
+    if p.is_file() and (p.suffix == ".sh" or p.name.startswith("Dockerfile")) and "node_modules" not in p.parts
+]
+
+
+@pytest.mark.parametrize("path", _SHELL_SAMPLES, ids=lambda p: p.name)
+def test_character_offsets_equal_the_per_character_mapping(path: Path) -> None:
+    """``Source.offsets`` (computed from a word's segments) is ``end(k) - 1`` per character."""
+
+    text = path.read_text("utf-8", errors="replace")
+    text += '\nx=a\\$b"c\\"d"\'e\' "${HOME}x" $\'\\n\' run --flag="v 1"\\\n  next\n'
+    fresh, _ = lex(FlatSource(text, 7))
+    mapped, _ = lex(FlatSource(text, 7))
+    for w_fresh, w_mapped in zip(_all_words(fresh), _all_words(mapped), strict=True):
+        n = len(w_fresh.value)
+        fast = w_fresh.chars.offsets(0, n)  # before anything maps the word
+        slow = tuple(w_mapped.chars.end(k) - 1 for k in range(n))  # maps it
+        assert fast == slow, w_fresh.value
+        assert w_mapped.chars.offsets(0, n) == slow  # ... and once mapped
+        if n > 2:
+            assert w_fresh.chars.offsets(1, n - 1) == slow[1 : n - 1]

@@ -57,7 +57,7 @@ def read_lock(source: SourceText, fmt: PinFormat) -> PinSource:
 
 
 def read_uv_lock(source: SourceText) -> PinSource:
-    return _guarded(source, PinFormat.UV_LOCK, "uv", lambda: _read_toml_lock(source, PinFormat.UV_LOCK, "uv", "package"))
+    return _guarded(source, PinFormat.UV_LOCK, "uv", lambda: _scan_uv_lock(source) or _read_toml_lock(source, PinFormat.UV_LOCK, "uv", "package"))
 
 
 def read_poetry_lock(source: SourceText) -> PinSource:
@@ -147,13 +147,8 @@ def _entry_span(source: SourceText, name_kv: Span | None, version_kv: Span | Non
 # Artifact lists (wheel/sdist URLs and hashes) are most of a lock's text and none of what is
 # read from it; they become comments before parsing (the parser skips a comment line at C speed,
 # blank space character by character). Only lines the tools write on their own are touched, and
-# each keeps its length (newlines stay), so offsets do not move.
-_ARTIFACTS = re.compile(
-    r"^(?:wheels|files)[ \t]*=[ \t]*\[[ \t]*\n(?:[ \t]+\{[^\n]*\}[ \t]*,?[ \t]*\n)*\][ \t]*$"
-    r"|^(?:wheels|files)[ \t]*=[ \t]*\[\{[^\n]*\}\][ \t]*$"
-    r"|^sdist[ \t]*=[ \t]*\{[^\n]*\}[ \t]*$",
-    re.M,
-)
+# each keeps its length (newlines stay), so offsets do not move (``syntax.uv_lock.artifacts()``
+# finds them). The formats where they are left out:
 _SKIPPABLE = {PinFormat.UV_LOCK, PinFormat.POETRY_LOCK, PinFormat.PDM_LOCK}
 
 
@@ -170,6 +165,7 @@ def _parse_toml_lock(source: SourceText, fmt: PinFormat) -> _ParsedLock | PinPro
     from kimi_lsp.pins._pep508 import parse_toml
     from kimi_lsp.syntax import SyntaxProblem
     from kimi_lsp.syntax.toml import locate, parse
+    from kimi_lsp.syntax.uv_lock import artifacts
 
     text = source.text
     if fmt not in _SKIPPABLE:
@@ -182,7 +178,7 @@ def _parse_toml_lock(source: SourceText, fmt: PinFormat) -> _ParsedLock | PinPro
     pieces: list[str] = []
     blanked: list[str] = []
     last = 0
-    for m in _ARTIFACTS.finditer(text):
+    for m in artifacts().finditer(text):
         starts.append(m.start())
         pieces.append(text[last : m.start()])
         blanked.append(text[last : m.start()])
@@ -202,7 +198,9 @@ def _parse_toml_lock(source: SourceText, fmt: PinFormat) -> _ParsedLock | PinPro
 
 
 def _without_artifacts(text: str) -> str:
-    return _ARTIFACTS.sub(lambda m: "\n".join(_as_comment(line) for line in m.group(0).split("\n")), text)
+    from kimi_lsp.syntax.uv_lock import artifacts
+
+    return artifacts().sub(lambda m: "\n".join(_as_comment(line) for line in m.group(0).split("\n")), text)
 
 
 def _has_artifact(starts: tuple[int, ...], body: Span) -> bool:
@@ -258,6 +256,40 @@ def _read_toml_lock(source: SourceText, fmt: PinFormat, tool: str | None, array:
         if problem is not None:
             problems.append(problem)
     return PinSource(source.path, fmt, True, tuple(pins), tool=tool, relock_command=relock, problems=tuple(problems))
+
+
+def _scan_uv_lock(source: SourceText) -> PinSource | None:
+    """A uv.lock in uv's own shape, read by ``syntax.uv_lock.scan`` (no tomllib, no locator);
+    None for any other text, which ``_read_toml_lock`` reads. Builds the pins exactly as
+    ``_toml_entry_pin`` does from tomllib's values and the locator's positions."""
+    from kimi_lsp.syntax.uv_lock import scan
+
+    lock = scan(source.text)
+    if lock is None or not lock.has_version:
+        return None
+    pins: list[Pin] = []
+    for p in lock.packages:
+        marker: str | None = None
+        forks = p.resolution_markers
+        if forks:
+            marker = forks[0] if len(forks) == 1 else " or ".join(f"({m})" for m in forks)
+        name_kv, version_kv = p.name_kv, p.version_kv
+        # both key/values end at their line's end (the scan reads nothing after a closing quote)
+        end = name_kv.end if version_kv is None else max(name_kv.end, version_kv.end)
+        start = name_kv.start if version_kv is None else min(name_kv.start, version_kv.start)
+        pins.append(
+            Pin(
+                name=_canonical(p.name),
+                written_name=Located(p.name, p.name_content),
+                specifier=_eq_spec(p.version),
+                version=p.version,
+                span=Span(start, end),
+                spec_span=None,
+                marker=marker or None,
+                hashed=p.artifacts,
+            )
+        )
+    return PinSource(source.path, PinFormat.UV_LOCK, True, tuple(pins), tool="uv", relock_command=RELOCK[PinFormat.UV_LOCK])
 
 
 def _string_at(source: SourceText, pos: TomlPositions, path: KeyPath) -> tuple[Span, Span] | None:

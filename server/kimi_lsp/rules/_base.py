@@ -70,10 +70,13 @@ def rule(
 def fatal_parse(launch: ResolvedLaunch) -> bool:
     """argparse stopped early: flags after the failure were never read, so cross-argument
     checks would see half a launch."""
-    from kimi_lsp.launch import ArgProblemKind
+    hit = launch.__dict__.get("_fatal_parse")
+    if hit is None:  # asked by every whole-launch rule: once per launch
+        from kimi_lsp.launch import ArgProblemKind
 
-    fatal = (ArgProblemKind.AMBIGUOUS, ArgProblemKind.MISSING_VALUE, ArgProblemKind.EXPLICIT_VALUE)
-    return any(p.kind in fatal for p in launch.problems)
+        fatal = (ArgProblemKind.AMBIGUOUS, ArgProblemKind.MISSING_VALUE, ArgProblemKind.EXPLICIT_VALUE)
+        hit = launch.__dict__["_fatal_parse"] = any(p.kind in fatal for p in launch.problems)
+    return bool(hit)
 
 
 def _after_whole_parse(fn: Callable[..., Iterator[Violation]]) -> Callable[..., Iterator[Violation]]:

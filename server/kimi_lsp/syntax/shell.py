@@ -50,6 +50,11 @@ class Source:
         """Whether the file text under characters ``[i, j)`` is exactly ``text[i:j]``."""
         raise NotImplementedError
 
+    def offsets(self, i: int, j: int) -> tuple[int, ...]:
+        """``end(k) - 1`` for each character ``k`` in ``[i, j)``: where each one's last file
+        character sits (the subclasses answer without a call per character)."""
+        return tuple(self.end(k) - 1 for k in range(i, j))
+
     def span(self, i: int, j: int) -> Span:
         if j <= i:
             p = self.start(i) if i < len(self.text) else self.anchor()
@@ -80,6 +85,9 @@ class FlatSource(Source):
 
     def end(self, i: int) -> int:
         return self.base + i + 1
+
+    def offsets(self, i: int, j: int) -> tuple[int, ...]:
+        return tuple(range(self.base + i, self.base + max(i, j)))
 
     def anchor(self) -> int:
         return self.base + len(self.text)
@@ -113,6 +121,11 @@ class MappedSource(Source):
 
     def end(self, i: int) -> int:
         return self.ends[i]
+
+    def offsets(self, i: int, j: int) -> tuple[int, ...]:
+        if 0 <= i and j <= len(self.ends):
+            return tuple(e - 1 for e in self.ends[i:j])
+        return super().offsets(i, j)
 
     def anchor(self) -> int:
         return self._anchor
@@ -259,6 +272,22 @@ class _LazySource(Source):
 
     def end(self, i: int) -> int:
         return self._m().end(i)
+
+    def offsets(self, i: int, j: int) -> tuple[int, ...]:
+        parent = self._parent
+        if self._mapped is None and isinstance(parent, FlatSource) and 0 <= i:
+            # what the mapping would hold, straight from the segments: a verbatim piece's
+            # characters sit where they are written, a made character at its piece's last one
+            base = parent.base
+            out: list[int] = []
+            for a, b, verbatim in self._segs:
+                if verbatim:
+                    out.extend(range(base + a, base + b))
+                else:
+                    out.append(base + b - 1 if b > a else base + a - 1)
+            if len(out) == len(self.text) and j <= len(out):
+                return tuple(out[i:j])
+        return self._m().offsets(i, j)
 
     def anchor(self) -> int:
         return self._anchor
@@ -759,9 +788,26 @@ class _Lexer:
 
 def lex(src: Source, *, escape: str = "\\") -> tuple[list[Command], list[SyntaxProblem]]:
     """Split ``src`` into simple commands; problems are unterminated quotes and substitutions."""
+    if type(src) is FlatSource:
+        # A script is lexed once for its launches and once more for its install lines
+        # (pins/install_cmds): the same text at the same offset gives the same commands, which
+        # are immutable, so the last few answers are kept (each caller gets its own lists).
+        key = (src.text, src.base, escape)
+        hit = _recent.get(key)
+        if hit is None:
+            lexer = _Lexer(src, escape)
+            hit = (lexer.run(), lexer.problems)
+            if len(_recent) >= _RECENT_MAX:
+                _recent.clear()  # one call, so a second thread (the server's) cannot trip over it
+            _recent[key] = hit
+        return list(hit[0]), list(hit[1])
     lexer = _Lexer(src, escape)
     commands = lexer.run()
     return commands, lexer.problems
+
+
+_RECENT_MAX = 4
+_recent: dict[tuple[str, int, str], tuple[list[Command], list[SyntaxProblem]]] = {}
 
 
 def heredocs(src: Source, *, escape: str = "\\") -> list[Heredoc]:

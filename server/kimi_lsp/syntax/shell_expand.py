@@ -43,9 +43,8 @@ def literal(word: Word) -> Expanded:
 
 
 def _char_offsets(word: Word, a: int, b: int) -> tuple[int | None, ...]:
-    chars = word.chars
     # an escaped character (``\\$``) spans the backslash and itself: it sits at its last offset
-    return tuple(chars.end(k) - 1 for k in range(a, b))
+    return word.chars.offsets(a, b)
 
 
 def expand(word: Word, env: Mapping[str, Expanded]) -> Expanded:

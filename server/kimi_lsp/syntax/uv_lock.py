@@ -1,0 +1,243 @@
+"""uv.lock as uv writes it, read by a scan: the packages' names, versions and fork markers, located.
+
+A uv.lock is most of the TOML a ``--check`` run reads (the real lock of an sglang project is
+~360 KB), and ``syntax/toml.py``'s ``parse`` + ``locate`` spend ~40 ms on one. uv writes its
+lock in one fixed shape: one key per line, single spaces around ``=``, strings without escapes,
+inline tables ``{ k = v, ... }``, arrays on one line or one item per line with a trailing comma.
+``scan`` reads exactly that subset of TOML, block by block with compiled patterns, and returns
+``None`` on anything else (a comment, an escape, a quoted or dotted key, a table uv does not write,
+a duplicate key, a table defined twice): the caller then reads the file with tomllib and the
+locator, so the scan only ever answers for files whose every line it has checked against TOML's
+grammar and whose every table and key it has seen defined once. On those files its answer equals
+what tomllib's values and the locator's positions give (``tests/unit/test_uv_lock_scan.py`` holds
+it to that on every uv.lock fixture).
+
+Artifact lists (``sdist``/``wheels``/``files`` lines written the way uv writes them) are matched
+by ``artifacts()`` and not looked into, as ``pins/locks.py`` leaves them out of the tomllib parse.
+"""
+from __future__ import annotations
+
+import re
+
+from kimi_lsp._record import dataclass
+from kimi_lsp.text import Span
+
+# Artifact lists as the tools write them (shared with pins/locks.py, which blanks the same lines
+# before tomllib sees them). Compiled on first use: a run whose project has no lock never needs it.
+_ARTIFACTS = (
+    r"^(?:wheels|files)[ \t]*=[ \t]*\[[ \t]*\n(?:[ \t]+\{[^\n]*\}[ \t]*,?[ \t]*\n)*\][ \t]*$"
+    r"|^(?:wheels|files)[ \t]*=[ \t]*\[\{[^\n]*\}\][ \t]*$"
+    r"|^sdist[ \t]*=[ \t]*\{[^\n]*\}[ \t]*$"
+)
+
+
+def artifacts() -> re.Pattern[str]:
+    """The artifact-list pattern (multi-line mode), compiled once."""
+    return re.compile(_ARTIFACTS, re.M)  # re's own cache keeps the compiled pattern
+
+
+# A TOML basic string without escapes (control characters other than tab are not allowed in one).
+_STR = r'"[^"\\\x00-\x08\x0a-\x1f\x7f]*"'
+_KEY = r"[A-Za-z0-9_-]+"
+_SCALAR = rf"(?:{_STR}|true|false|0|[1-9][0-9]*)"
+# Each value pattern appears once in the next (a separator looks ahead instead of repeating the
+# item), which keeps the compiled pattern small: it is compiled when the first uv.lock is read.
+# Arrays may end in a comma (TOML allows it), inline tables may not.
+_SARR = rf"\[(?:{_SCALAR}(?:, |(?=\])))*\]"
+_IT1 = rf"(?:\{{(?: {_KEY} = (?:{_SCALAR}|{_SARR})(?:,(?= [A-Za-z0-9_-])|(?= \}})))+ \}}|\{{\}})"
+_IT2 = rf"(?:\{{(?: {_KEY} = (?:{_SCALAR}|{_SARR}|{_IT1})(?:,(?= [A-Za-z0-9_-])|(?= \}})))+ \}}|\{{\}})"
+_ITEM = rf"(?:{_SCALAR}|{_IT2})"
+# Arrays: items separated by commas, a trailing comma allowed, spaces and newlines between them
+# (TOML's array syntax without comments), so one pattern covers uv's one-line arrays, its one
+# item per line, and ``conflicts``' array of arrays.
+_ARRAY1 = rf"\[[ \n]*(?:{_ITEM}[ \n]*(?:,[ \n]*|(?=\])))*\]"
+_VALUE = rf"(?:{_ITEM}|\[[ \n]*(?:(?:{_ITEM}|{_ARRAY1})[ \n]*(?:,[ \n]*|(?=\])))*\])"
+# One block: a blank line, a table header, or a key and its value (the value may span lines).
+_BLOCK_PATTERN = (
+    rf"(?P<blank>\n)"
+    rf"|\[\[(?P<aot>[a-z.-]+)\]\]\n"
+    rf"|\[(?P<table>[a-z.-]+)\]\n"
+    rf"|(?P<key>{_KEY}) = (?P<value>{_VALUE})\n"
+)
+_block: re.Pattern[str] | None = None
+_STR_RE = re.compile(_STR)
+_INNERMOST = re.compile(r"\{ ([^{}]*) \}")
+_INLINE_KEY = re.compile(rf"(?:^|, )({_KEY}) = ")
+
+_TOP_KEYS = frozenset(
+    {"version", "revision", "requires-python", "resolution-markers", "supported-markers", "required-markers", "conflicts"}
+)
+_PACKAGE_KEYS = frozenset({"name", "version", "source", "resolution-markers", "dependencies"})
+# Tables in the order uv writes them; a table may only follow one of a lower rank (so none is
+# defined twice), except that each [[package]] starts its own run of sub-tables.
+_TOP_TABLES = {"options": 1, "options.exclude-newer-package": 2, "manifest": 3}
+_TOP_ARRAYS = {"manifest.dependency-metadata": 4, "package": 5}
+_PACKAGE_TABLES = {"package.optional-dependencies": 1, "package.dev-dependencies": 2, "package.metadata": 3,
+                   "package.metadata.requires-dev": 4}
+# A sub-table's name is a key of the table above it: defining both is an error in TOML.
+_PARENT_KEY = {"options.exclude-newer-package": ("options", "exclude-newer-package"),
+               "manifest.dependency-metadata": ("manifest", "dependency-metadata"),
+               "package.metadata.requires-dev": ("package.metadata", "requires-dev")}
+
+
+@dataclass(frozen=True, slots=True)
+class UvPackage:
+    """One ``[[package]]`` table: its name and version strings, each with the span of its key/value
+    (key start to closing quote) and of its content; its ``resolution-markers`` (None when absent);
+    whether an artifact list sits in its table."""
+
+    name: str
+    name_kv: Span
+    name_content: Span
+    version: str | None
+    version_kv: Span | None
+    resolution_markers: tuple[str, ...] | None
+    artifacts: bool
+
+
+@dataclass(frozen=True, slots=True)
+class UvLock:
+    has_version: bool  # the top-level ``version`` key
+    packages: tuple[UvPackage, ...]
+
+
+def _inline_duplicates(value: str) -> bool:
+    """Whether an inline table in ``value`` (a value ``_VALUE`` matched) repeats a key."""
+    flat = _STR_RE.sub('""', value)
+    while "{" in flat:
+        for inner in _INNERMOST.findall(flat):
+            keys = _INLINE_KEY.findall(inner)
+            if len(keys) != len(set(keys)):
+                return True
+        nxt = _INNERMOST.sub("0", flat).replace("{}", "0")
+        if nxt == flat:
+            return True  # not an inline table _VALUE makes: let tomllib decide
+        flat = nxt
+    return False
+
+
+def scan(text: str) -> UvLock | None:
+    """The packages of a uv.lock written in uv's own shape, or None (read it with tomllib)."""
+    if not text.endswith("\n"):
+        return None
+    global _block
+    if _block is None:
+        _block = re.compile(_BLOCK_PATTERN)
+    n = len(text)
+    pos = 0
+    match_block = _block.match
+    match_artifacts = artifacts().match
+    table = ""  # "" = the root table
+    keys: set[str] = set()
+    table_keys: dict[str, set[str]] = {"": keys}
+    top_rank = 0
+    sub_rank = 0
+    packages: list[UvPackage] = []
+    in_package = False
+    name: str | None = None
+    name_kv = name_content = Span(0, 0)
+    version: str | None = None
+    version_kv: Span | None = None
+    markers: tuple[str, ...] | None = None
+    has_artifacts = False
+
+    def flush() -> bool:
+        if name is None or not name:
+            return False
+        packages.append(UvPackage(name, name_kv, name_content, version, version_kv, markers, has_artifacts))
+        return True
+
+    while pos < n:
+        c = text[pos]
+        if c in "swf":
+            m = match_artifacts(text, pos)
+            if m is not None:
+                if table == "package":
+                    has_artifacts = True
+                pos = m.end() + 1  # the pattern ends at the line end, which is a "\n"
+                continue
+        m = match_block(text, pos)
+        if m is None:
+            return None
+        pos = m.end()
+        kind = m.lastgroup
+        if kind == "blank":
+            continue
+        if kind == "value":  # (the last group a key/value block closes)
+            key = m.group("key")
+            if key in keys:
+                return None
+            keys.add(key)
+            value = m.group("value")
+            if "{ " in value and ", " in value and _inline_duplicates(value):
+                return None
+            if table == "package":
+                if key not in _PACKAGE_KEYS:
+                    return None
+                if key == "name" or key == "version":
+                    if value[0] != '"':
+                        return None
+                    start = m.start()
+                    end = m.end("value")
+                    if key == "name":
+                        name = value[1:-1]
+                        name_kv = Span(start, end)
+                        name_content = Span(m.start("value") + 1, end - 1)
+                    else:
+                        version = value[1:-1]
+                        version_kv = Span(start, end)
+                elif key == "resolution-markers":
+                    if value[0] != "[" or _STR_RE.sub("", value).strip("[], \n"):
+                        return None  # not an array of strings
+                    markers = tuple(s[1:-1] for s in _STR_RE.findall(value))
+            elif table == "" and key not in _TOP_KEYS:
+                return None
+            continue
+        # a header
+        if kind == "aot":
+            got = m.group("aot")
+            rank = _TOP_ARRAYS.get(got)
+            if rank is None or rank < top_rank:
+                return None
+            if got == "package":
+                if in_package and not flush():
+                    return None
+                in_package = True
+                for sub in _PACKAGE_TABLES:
+                    table_keys.pop(sub, None)
+                name = version = None
+                version_kv = None
+                markers = None
+                has_artifacts = False
+                sub_rank = 0
+            elif top_rank < rank and _parent_defines(table_keys, got):
+                return None
+            top_rank = rank
+        else:
+            got = m.group("table")
+            if got.startswith("package."):
+                rank = _PACKAGE_TABLES.get(got)
+                if not in_package or rank is None or rank <= sub_rank:
+                    return None
+                sub_rank = rank
+            else:
+                rank = _TOP_TABLES.get(got)
+                if rank is None or rank <= top_rank:
+                    return None
+                top_rank = rank
+            if _parent_defines(table_keys, got):
+                return None
+        table = got
+        keys = set()
+        table_keys[got] = keys
+    if in_package and not flush():
+        return None
+    return UvLock("version" in table_keys[""], tuple(packages))
+
+
+def _parent_defines(table_keys: dict[str, set[str]], table: str) -> bool:
+    parent = _PARENT_KEY.get(table)
+    return parent is not None and parent[1] in table_keys.get(parent[0], ())
+
+
+__all__ = ["UvLock", "UvPackage", "artifacts", "scan"]

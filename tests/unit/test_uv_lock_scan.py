@@ -1,0 +1,142 @@
+"""The scan-based uv.lock reader (syntax/uv_lock.py) against the tomllib path it stands in for.
+
+``read_uv_lock`` reads a lock in uv's own shape with ``syntax.uv_lock.scan`` and anything else with
+tomllib and the TOML locator (``_read_toml_lock``). Both must give the same ``PinSource``: the same
+pins, names, versions, markers, spans, hashes and problems. Checked on every uv.lock fixture (each
+must take the scan: they are uv's own output), and on mutations of them (lines dropped, doubled,
+edited) where either the scan declines or its answer equals tomllib's.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kimi_lsp.pins import locks
+from kimi_lsp.pins.model import PinFormat, PinSource
+from kimi_lsp.syntax.uv_lock import scan
+from kimi_lsp.workspace import SourceText
+
+TESTS = Path(__file__).resolve().parent.parent
+LOCKS = sorted(p for p in TESTS.rglob("uv.lock") if p.is_file())
+
+
+def _tomllib_path(path: Path, text: str) -> PinSource:
+    return locks._guarded(
+        SourceText(path, text), PinFormat.UV_LOCK, "uv",
+        lambda: locks._read_toml_lock(SourceText(path, text), PinFormat.UV_LOCK, "uv", "package"),
+    )
+
+
+def _both(path: Path, text: str) -> tuple[PinSource, PinSource]:
+    return locks.read_uv_lock(SourceText(path, text)), _tomllib_path(path, text)
+
+
+def test_there_are_lock_fixtures() -> None:
+    assert len(LOCKS) >= 20
+
+
+@pytest.mark.parametrize("path", LOCKS, ids=lambda p: str(p.relative_to(TESTS)))
+def test_every_fixture_takes_the_scan_and_matches_tomllib(path: Path) -> None:
+    text = path.read_text("utf-8")
+    scanned = locks._scan_uv_lock(SourceText(path, text))
+    assert scanned is not None, "uv's own output must not fall back to tomllib"
+    reference = _tomllib_path(path, text)
+    assert reference.pins and not reference.problems
+    assert scanned == reference
+    assert locks.read_uv_lock(SourceText(path, text)) == reference
+
+
+def _small_locks() -> list[Path]:
+    return [p for p in LOCKS if p.stat().st_size < 5000] + [TESTS / "pins_fixtures" / "uv-lock" / "ok" / "uv.lock"]
+
+
+def _mutations(text: str, step: int) -> list[str]:
+    lines = text.split("\n")
+    out: list[str] = []
+    for i in range(0, len(lines), step):
+        out.append("\n".join(lines[:i] + lines[i + 1 :]))  # dropped
+        out.append("\n".join(lines[: i + 1] + lines[i:]))  # doubled (a key defined twice, ...)
+        out.append("\n".join(lines[:i] + [lines[i] + " # note"] + lines[i + 1 :]))
+        out.append("\n".join(lines[:i] + [lines[i].replace('"', "'", 2)] + lines[i + 1 :]))
+        out.append("\n".join(lines[:i] + [lines[i].replace(" = ", "=", 1)] + lines[i + 1 :]))
+    return out
+
+
+@pytest.mark.parametrize("path", _small_locks(), ids=lambda p: str(p.relative_to(TESTS)))
+def test_mutated_locks_match_tomllib(path: Path) -> None:
+    text = path.read_text("utf-8")
+    step = 1 if len(text) < 5000 else 29
+    for mutated in _mutations(text, step):
+        got, want = _both(path, mutated)
+        assert got == want, mutated
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        ('name = "', 'name = "x"\nname = "'),  # a key twice in one table
+        ("version = 1\n", "version = 1\n# a comment\n"),
+        ("version = 1\n", ""),  # no top-level version: a problem tomllib's path reports
+        ("[[package]]\n", "[[package]]\nname = \"a\\u0062\"\n", ),  # an escape
+        ('{ name = "', '{ name = "x", name = "'),  # a key twice in an inline table
+        ("[package.metadata]\n", "[package.metadata]\n\n[package.metadata]\n"),  # a table twice
+        ("\n", "\r\n"),
+        ('name = "', 'name."x" = 1\nname = "'),  # a dotted key
+        ("", "\n[options]\nx = 1\n"),  # a table uv writes first, after the packages (appended)
+        ("resolution-markers = [", "resolution-markers = 1\nx = ["),
+    ],
+)
+def test_shapes_the_scan_declines(edit: tuple[str, str]) -> None:
+    path = TESTS / "pins_fixtures" / "uv-lock" / "fork" / "uv.lock"
+    text = path.read_text("utf-8")
+    old, new = edit
+    assert old in text
+    if not old:
+        mutated = text + new
+    else:
+        mutated = text.replace(old, new) if old == "\n" else text.replace(old, new, 1)
+    assert scan(mutated) is None or not scan(mutated).has_version  # type: ignore[union-attr]
+    got, want = _both(path, mutated)
+    assert got == want
+
+
+def test_scan_reads_names_versions_markers_and_artifacts() -> None:
+    text = (
+        'version = 1\nrevision = 3\nrequires-python = ">=3.10"\n\n'
+        '[[package]]\nname = "Flashinfer_Python"\nversion = "0.6.17"\nsource = { registry = "https://pypi.org/simple" }\n'
+        'resolution-markers = [\n    "sys_platform == \'linux\'",\n    "sys_platform != \'linux\'",\n]\n'
+        'dependencies = [\n    { name = "torch", marker = "sys_platform == \'linux\'" },\n]\n'
+        'sdist = { url = "https://x/f.tar.gz", hash = "sha256:00", size = 1 }\n\n'
+        '[package.optional-dependencies]\ncu13 = [\n    { name = "cuda-python" },\n]\n\n'
+        '[[package]]\nname = "app"\nsource = { virtual = "." }\n'
+    )
+    lock = scan(text)
+    assert lock is not None and lock.has_version
+    first, second = lock.packages
+    assert (first.name, first.version, first.artifacts) == ("Flashinfer_Python", "0.6.17", True)
+    assert first.resolution_markers == ("sys_platform == 'linux'", "sys_platform != 'linux'")
+    assert text[first.name_content.start : first.name_content.end] == "Flashinfer_Python"
+    assert (second.name, second.version, second.artifacts, second.resolution_markers) == ("app", None, False, None)
+    got, want = _both(Path("uv.lock"), text)
+    assert got == want
+    assert [p.name for p in got.pins] == ["flashinfer-python", "app"]
+
+
+@pytest.mark.parametrize(
+    "value, accepted",
+    [
+        ('{ a = 1, b = "x" }', True), ("{}", True), ("{ a = { b = 1 } }", True),
+        ('[{ name = "x", extra = ["a", "b"] }]', True), ('["a", ]', True), ("[]", True),
+        ('[\n    "a",\n]', True), ("[[\n    { a = 1 },\n], [\n    { b = 1 },\n]]", True),
+        ("{ a = 1, }", False), ("{a = 1}", False), ("{ a = 1 ,b = 2 }", False), ("[,]", False),
+        ("{ }", False), ("[a]", False), ('"a\\"b"', False), ("01", False), ("'a'", False),
+    ],
+)
+def test_the_value_grammar_is_a_subset_of_toml(value: str, accepted: bool) -> None:
+    from kimi_lsp._toml import tomllib
+
+    text = f"version = 1\n\n[options]\nx = {value}\n"
+    assert (scan(text) is not None) == accepted
+    if accepted:
+        assert tomllib.loads(text)["options"]["x"] is not None
