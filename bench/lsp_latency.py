@@ -2,7 +2,11 @@
 YAML and on a 2,000-line Kubernetes manifest (~40 Deployments, each an sglang launch), with no other
 document open and again with 2,000 others open; hover and completion round trips; the server's RSS.
 
-    PYTHONPATH=server python bench/lsp_latency.py [--iterations 100] [--files 2000]
+    PYTHONPATH=server python bench/lsp_latency.py [--iterations 100] [--files 2000] [--all]
+
+``--all`` also runs bench/lsp_startup.py (start-up to the first diagnostics against the pygls
+import floor) and bench/lsp_workspace.py (an edit during a 5,000-file workspace pass, idle CPU
+under a polling client), so that one command prints every figure issue 15 asks for.
 
 The workspace is generated in a temporary directory (a repository with an old flashinfer pin, so
 every launch carries KL101). The server runs as ``python -m kimi_lsp serve`` over stdio, driven by
@@ -418,8 +422,20 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--iterations", type=int, default=100)
     p.add_argument("--files", type=int, default=2000)
+    p.add_argument("--all", action="store_true",
+                   help="also start-up against the pygls floor (bench/lsp_startup.py) and the 5,000-file "
+                        "workspace with idle CPU (bench/lsp_workspace.py): every figure of issue 15")
     ns = p.parse_args(argv)
-    return asyncio.run(main_async(ns.iterations, ns.files))
+    rc = asyncio.run(main_async(ns.iterations, ns.files))
+    if ns.all:
+        import subprocess
+
+        here = Path(__file__).resolve().parent
+        for script, args in (("lsp_startup.py", ["--runs", "21"]),
+                             ("lsp_workspace.py", ["--files", "5000", "--polls", "5", "--idle-cycles", "15"])):
+            print(flush=True)
+            rc = rc or subprocess.call([sys.executable, str(here / script), *args])
+    return rc
 
 
 if __name__ == "__main__":
