@@ -142,7 +142,8 @@ def build(ls: KimiLanguageServer, notebook_uri: str) -> NotebookView | None:
         return None
     cells = []
     for cell in doc.cells:
-        text_doc = ls.workspace.text_documents.get(unquote(cell.document))  # pygls keys documents unquoted
+        docs = ls.workspace.text_documents  # pygls 2.0 keys them by the URI as sent, later ones unquoted
+        text_doc = docs.get(cell.document) or docs.get(unquote(cell.document))
         if text_doc is None:
             continue
         kind = "code" if cell.kind == T.NotebookCellKind.Code else "markdown"
