@@ -25,36 +25,9 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-CONFIG_30 = """# Kimi-K3 decode server, 8 x H200 (a 30-line --config YAML)
-model-path: moonshotai/Kimi-K3
-served-model-name: kimi-k3
-trust-remote-code: true
-tp-size: 8
-dcp-size: 8
-decode-attention-backend: cutedsl_mla
-mem-fraction-static: 0.85
-max-running-requests: 256
-context-length: 131072
-chunked-prefill-size: 8192
-max-prefill-tokens: 16384
-schedule-policy: lpm
-kv-cache-dtype: auto
-host: 0.0.0.0
-port: 30000
-log-level: info
-enable-metrics: true
-watchdog-timeout: 600
-cuda-graph-max-bs: 128
-disable-radix-cache: false
-stream-interval: 1
-random-seed: 42
-api-key: local-dev
-tool-call-parser: kimi_k2
-reasoning-parser: kimi_k2
-enable-mixed-chunk: false
-decode-log-interval: 40
-skip-server-warmup: false
-"""
+sys.path.insert(0, str(REPO / "bench"))
+from lsp_latency import SMALL_30 as CONFIG_30  # noqa: E402  (the same 30-line config the latency run edits)
+
 PIN = "sglang==0.5.23\nflashinfer-python==0.6.16.post4\n"
 
 
