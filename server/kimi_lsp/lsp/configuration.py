@@ -46,12 +46,8 @@ async def apply(ls: KimiLanguageServer, raw: Any) -> bool:
     parsed = editor_settings.parse(raw)
     for problem in parsed.problems:
         ls.window_show_message(T.ShowMessageParams(type=T.MessageType.Warning, message=f"kimi-lsp: {problem}"))
-    if parsed.workspace_diagnostics != session.editor.workspace_diagnostics and (
-        parsed.overrides == session.editor.overrides and parsed.prefer_editor == session.editor.prefer_editor
-    ):
-        session.editor = parsed  # what workspace/diagnostic answers: nothing to re-lint
-        return False
     if parsed.overrides == session.editor.overrides and parsed.prefer_editor == session.editor.prefer_editor:
+        session.editor = parsed  # nothing a lint reads changed (workspaceDiagnostics at most)
         return False
     await asyncio.get_running_loop().run_in_executor(session.pool, session.apply_settings, parsed)
     log.info("settings: %s (prefer editor: %s)", parsed.overrides, parsed.prefer_editor)

@@ -109,6 +109,14 @@ class NotebookView:
         return T.Range(convert.position(self.lines, cell.source.start(a), encoding),
                        convert.position(self.lines, cell.source.start(b), encoding))
 
+    def publish(self, ls: KimiLanguageServer, report: DocReport) -> None:
+        """Push the notebook's report, cell by cell (a cell left without diagnostics is cleared)."""
+        if report.version is not None and report.version != self.version:
+            return  # computed for a notebook version the editor has left
+        encoding = ls.session.encoding if ls.session is not None else convert.UTF16
+        for cell_uri, items in self.split(report.items, encoding).items():
+            ls.text_document_publish_diagnostics(T.PublishDiagnosticsParams(uri=cell_uri, diagnostics=items))
+
     def split(self, items: list[T.Diagnostic], encoding: str) -> dict[str, list[T.Diagnostic]]:
         """The notebook's diagnostics, each on its cell's document at the cell's own position."""
         out: dict[str, list[T.Diagnostic]] = {u: [] for u in self.cell_uris}
@@ -156,17 +164,6 @@ def view_of_cell(ls: KimiLanguageServer, cell_uri: str) -> tuple[NotebookView, i
         if cell_uri in view.cell_uris:
             return view, view.cell_uris.index(cell_uri)
     return None
-
-
-def publish(ls: KimiLanguageServer, report: DocReport) -> None:
-    """Push a notebook's report, cell by cell (a cell left without diagnostics is cleared)."""
-    path = uri_to_path(report.uri)
-    view = ls.notebooks.get(path) if path is not None else None
-    if view is None or (report.version is not None and report.version != view.version):
-        return
-    encoding = ls.session.encoding if ls.session is not None else convert.UTF16
-    for cell_uri, items in view.split(report.items, encoding).items():
-        ls.text_document_publish_diagnostics(T.PublishDiagnosticsParams(uri=cell_uri, diagnostics=items))
 
 
 async def cell_report(ls: KimiLanguageServer, cell_uri: str) -> list[T.Diagnostic] | None:

@@ -241,12 +241,12 @@ class KimiLanguageServer(LanguageServer):
         """Push diagnostics, dropping reports computed for a version the editor has left and
         reports the client already has (a re-lint that changed nothing)."""
         for r in reports:
-            if self.notebooks and self.path_of(r.uri) in self.notebooks:
-                from kimi_lsp.lsp import notebooks
-
+            path = self.path_of(r.uri) if self.notebooks else None
+            view = self.notebooks.get(path) if path is not None else None
+            if view is not None:
                 if self.published.get(r.uri) != (r.version, r.result_id):
                     self.published[r.uri] = (r.version, r.result_id)
-                    notebooks.publish(self, r)
+                    view.publish(self, r)
                 continue
             doc = self.workspace.text_documents.get(r.uri)
             if doc is None or (r.version is not None and doc.version != r.version):
