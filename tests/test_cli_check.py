@@ -119,12 +119,13 @@ def test_check_imports_neither_pygls_nor_torch(example: Path) -> None:
 # A project without TOML files reads none: tomllib and the TOML reader load only when one is read
 # (nor the uv.lock scanner, when there is no lock).
 # The Python and notebook readers (and ast, json) load only when a .py or .ipynb file is read.
+# PyYAML loads only for YAML outside syntax.yaml_scan's subset (a --config file is within it).
 # argparse (with gettext, locale and shutil for its help formatter) reads only what the plain
 # reading of --check's options leaves to it (cli/main.py).
 HEAVY = ("dataclasses", "inspect", "packaging.requirements", "packaging.markers", "logging", "difflib", "subprocess",
          "tomllib", "tomli", "kimi_lsp.syntax.toml", "ast", "kimi_lsp.syntax.python", "kimi_lsp.syntax.notebook",
          "kimi_lsp.surfaces.python", "kimi_lsp.surfaces.notebook", "argparse", "gettext", "shutil",
-         "kimi_lsp.syntax.uv_lock")
+         "kimi_lsp.syntax.uv_lock", "yaml", "kimi_lsp.syntax._pyyaml")
 
 
 def _modules_after(args: list[str], cwd: Path, env: dict[str, str]) -> set[str]:

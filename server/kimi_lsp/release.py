@@ -521,7 +521,7 @@ def _helm_term(term: str, values: tuple[Path, Any] | None, meta: tuple[Path, Any
 
 
 def _yaml_scalar(doc: tuple[Path, Any], keys: list[str]) -> tuple[str, Location | None] | None:
-    import yaml
+    from kimi_lsp.syntax import ynodes as yaml
 
     path, node = doc
     for key in keys:
@@ -613,9 +613,8 @@ def _yaml_pip_release(src: SourceText, workspace: Workspace) -> ReleaseResolutio
 def _scripts_only(text: str) -> str | None:
     """``text`` with every character outside literal-block (``|``) and single-line string
     scalars replaced by a space (newlines kept)."""
-    import yaml
-
     from kimi_lsp.syntax import yaml as reader
+    from kimi_lsp.syntax import ynodes as yaml
 
     loaded = reader.load(text)
     if loaded.problems:

@@ -62,7 +62,7 @@ def test_verbatim_scalar_fast_path_maps_like_the_aligner() -> None:
     of every YAML file in the fixture corpus (plain, quoted, escaped, folded, block)."""
     from pathlib import Path
 
-    from yaml.nodes import MappingNode, ScalarNode, SequenceNode
+    from kimi_lsp.syntax.ynodes import MappingNode, ScalarNode, SequenceNode
 
     from kimi_lsp.syntax.yaml import YamlText
 

@@ -22,12 +22,11 @@ import bisect
 import json
 import re
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
-
-import yaml
+from typing import TYPE_CHECKING, Any, cast
 
 from kimi_lsp._record import dataclass
 from kimi_lsp.pins.model import Pin, PinFormat, PinProblem, PinSource
+from kimi_lsp.syntax import ynodes
 from kimi_lsp.text import Located, Span
 from kimi_lsp.workspace import SourceText
 
@@ -666,6 +665,8 @@ def _read_pipfile_lock(source: SourceText) -> PinSource:
 def _read_conda_lock(source: SourceText) -> PinSource:
     fmt, tool = PinFormat.CONDA_LOCK, "conda"
     relock = f"conda-lock lock --lockfile {source.path.name} --update {{name}}"
+    import yaml  # with the first conda-lock.yml
+
     from kimi_lsp.pins._pep508 import yaml_flow_too_deep
 
     deep = yaml_flow_too_deep(source.text)
@@ -673,7 +674,7 @@ def _read_conda_lock(source: SourceText) -> PinSource:
         return PinSource(source.path, fmt, True, (), tool=tool, relock_command=relock,
                          problems=(PinProblem(f"{source.path.name} is not valid YAML: collections nested too deeply", Span(deep, deep + 1)),))
     try:
-        root = yaml.compose(source.text, Loader=yaml.SafeLoader)
+        root = cast("ynodes.Node | None", yaml.compose(source.text, Loader=yaml.SafeLoader))
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         off = mark.index if mark is not None else 0
@@ -681,7 +682,7 @@ def _read_conda_lock(source: SourceText) -> PinSource:
         return PinSource(source.path, fmt, True, (), tool=tool, relock_command=relock,
                          problems=(PinProblem(f"{source.path.name} is not valid YAML: {first}", Span(off, off)),))
     packages = _ymap(root).get("package")
-    if not isinstance(packages, yaml.SequenceNode):
+    if not isinstance(packages, ynodes.SequenceNode):
         span = Span(0, 0) if root is None else Span(root.start_mark.index, root.start_mark.index)
         return PinSource(source.path, fmt, True, (), tool=tool, relock_command=relock,
                          problems=(PinProblem(f"{source.path.name}: no `package:` list (not a conda-lock file?)", span),))
@@ -695,13 +696,13 @@ def _read_conda_lock(source: SourceText) -> PinSource:
             continue
         name_node = fields.get("name")
         name = _yscalar(name_node)
-        if not name or not isinstance(name_node, yaml.ScalarNode):
+        if not name or not isinstance(name_node, ynodes.ScalarNode):
             problems.append(PinProblem(f"{source.path.name}: a pip package entry has no name", _ynode_span(item)))
             continue
         version_node = fields.get("version")
         version = _yscalar(version_node)
         ends = [n.end_mark.index for n in (name_node, version_node, fields.get("manager"), fields.get("platform"))
-                if isinstance(n, yaml.ScalarNode)]
+                if isinstance(n, ynodes.ScalarNode)]
         start = min(item.start_mark.index, name_node.start_mark.index)
         category = _yscalar(fields.get("category"))
         pins.append(
@@ -713,28 +714,28 @@ def _read_conda_lock(source: SourceText) -> PinSource:
                 span=Span(start, max(ends)),
                 spec_span=None,
                 group=None if category in (None, "", "main") else category,
-                hashed=isinstance(fields.get("hash"), yaml.MappingNode),
+                hashed=isinstance(fields.get("hash"), ynodes.MappingNode),
             )
         )
     return PinSource(source.path, fmt, True, tuple(pins), tool=tool, relock_command=relock, problems=tuple(problems))
 
 
-def _ymap(node: yaml.Node | None) -> dict[str, yaml.Node]:
-    if not isinstance(node, yaml.MappingNode):
+def _ymap(node: ynodes.Node | None) -> dict[str, ynodes.Node]:
+    if not isinstance(node, ynodes.MappingNode):
         return {}
-    return {k.value: v for k, v in node.value if isinstance(k, yaml.ScalarNode)}
+    return {k.value: v for k, v in node.value if isinstance(k, ynodes.ScalarNode)}
 
 
-def _yscalar(node: yaml.Node | None) -> str | None:
+def _yscalar(node: ynodes.Node | None) -> str | None:
     # the composer keeps the text as written, so `version: 1.10` stays "1.10", not a float
-    return node.value if isinstance(node, yaml.ScalarNode) else None
+    return node.value if isinstance(node, ynodes.ScalarNode) else None
 
 
-def _ynode_span(node: yaml.Node) -> Span:
+def _ynode_span(node: ynodes.Node) -> Span:
     return Span(node.start_mark.index, node.end_mark.index)
 
 
-def _yscalar_content(text: str, node: yaml.ScalarNode) -> Span:
+def _yscalar_content(text: str, node: ynodes.ScalarNode) -> Span:
     span = _ynode_span(node)
     if node.style in ("'", '"') and span.end - span.start >= 2:
         return Span(span.start + 1, span.end - 1)

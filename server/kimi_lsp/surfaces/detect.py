@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path, PurePath
 from typing import Literal
 
-from yaml.nodes import MappingNode, Node, ScalarNode
+from kimi_lsp.syntax.ynodes import MappingNode, Node, ScalarNode
 
 from kimi_lsp._record import dataclass
 from kimi_lsp.syntax import yaml as _yaml

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+from kimi_lsp.syntax.ynodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from kimi_lsp.syntax.yaml import (
     MERGE_TAG,

@@ -27,7 +27,7 @@ import bisect
 import re
 from pathlib import Path
 
-from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+from kimi_lsp.syntax.ynodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from kimi_lsp._record import replace
 from kimi_lsp.surfaces.model import EnvVar, LaunchCommand, Surface, SurfaceResult, SyntaxProblem, Token

@@ -1,4 +1,4 @@
-"""PyYAML with positions: composing safely, node spans, and scalars as located strings.
+"""YAML with positions: composing safely, node spans, and scalars as located strings.
 
 PyYAML marks carry code-point ``index`` values, so node spans slice the decoded text directly.
 What the marks do not give, this module adds:
@@ -15,35 +15,23 @@ Templated YAML (Helm/Go templates, Jinja): ``template_actions`` finds ``{{ }}``/
 and ``mask_templates`` masks them with every offset kept, so the documents inside compose and
 their launches keep exact positions (see ``Masked`` for what each action becomes).
 
-Safety: PyYAML's composers recurse per nesting level (libyaml's Cython composer crashes the
-process on very deep input), so documents are composed here from parser events with an explicit
-stack that stops at ``MAX_DEPTH``; libyaml's parser itself keeps no recursion and is used when
-available. Documents that expand to too many nodes through aliases are refused too. Errors are
-reported as the pure-Python loader words them: that is what ``yaml.safe_load`` (sglang) says.
+Composing: ``load`` first tries ``syntax.yaml_scan``, which reads the common shapes of a
+``--config`` file without importing PyYAML (whose import alone costs more than Python's start-up)
+and gives the very nodes PyYAML would; any other text is composed by ``syntax._pyyaml``, safely
+(no recursion, nesting and alias limits) and with errors worded as ``yaml.safe_load`` (sglang)
+words them. Nodes of either kind are checked with the classes of ``syntax.ynodes``.
 """
 from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Callable, Sequence
-from typing import Any
-
-import yaml
-from yaml.composer import ComposerError
-from yaml.constructor import SafeConstructor
-from yaml.error import MarkedYAMLError, YAMLError
-from yaml.events import (
-    AliasEvent,
-    MappingEndEvent,
-    ScalarEvent,
-    SequenceEndEvent,
-    SequenceStartEvent,
-    StreamEndEvent,
-)
-from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
-from yaml.reader import ReaderError
+import sys
+from collections.abc import Sequence
+from typing import Any, cast
 
 from kimi_lsp._record import dataclass, field
+from kimi_lsp.syntax import yaml_scan
+from kimi_lsp.syntax.ynodes import MappingNode, Node, ScalarNode, SequenceNode
 from kimi_lsp.text import Span
 
 
@@ -73,30 +61,6 @@ SEQ_TAG = "tag:yaml.org,2002:seq"
 BOOL_TAG = "tag:yaml.org,2002:bool"
 
 
-def _fast_resolve(resolve: Callable[..., str]) -> Callable[..., str]:
-    """PyYAML's resolver tries a regex list per scalar; a plain ASCII decimal without a leading
-    zero can only be an int under YAML 1.1's implicit rules (float and timestamp need '.', '-' or
-    ':'), so long lists of numbers skip the regexes. Everything else goes to PyYAML."""
-
-    def fast(self: Any, kind: type[Node], value: str | None, implicit: tuple[bool, bool]) -> str:
-        if (
-            kind is ScalarNode and implicit[0] and value is not None and value.isdigit() and value.isascii()
-            and (value[0] != "0" or len(value) == 1) and not self.yaml_path_resolvers
-        ):
-            return INT_TAG
-        return resolve(self, kind, value, implicit)
-
-    return fast
-
-
-try:
-    from yaml import CSafeLoader as _CSafeLoader
-
-    class _CLoader(_CSafeLoader):
-        resolve = _fast_resolve(_CSafeLoader.resolve)
-
-except ImportError:  # PyYAML built without libyaml
-    _CLoader = None  # type: ignore[assignment,misc]  # a class where libyaml is built, else None
 
 MAX_ALIAS_NODES = 10_000  # nodes that alias expansion may add to a document
 MAX_DEPTH = 100
@@ -127,13 +91,6 @@ class Loaded:
     syntax_error: bool = False  # the parser rejected the text (as opposed to a limit we enforce)
 
 
-def _loader_class(text: str) -> type:
-    # libyaml reports a leading BOM's offset differently from the decoded text; SourceText
-    # strips the BOM, so this only matters for text handed in some other way.
-    if _CLoader is None or text.startswith("\ufeff"):
-        return yaml.SafeLoader
-    return _CLoader
-
 
 def _point(text: str, index: int) -> Span:
     index = max(0, min(index, len(text)))
@@ -141,25 +98,6 @@ def _point(text: str, index: int) -> Span:
         return Span(index, index + 1)
     return Span(index, index)
 
-
-def problem_from_error(exc: Exception, text: str, *, c_loader: bool = False) -> YamlProblem:
-    """A YAML exception as a problem at the position it names."""
-    if isinstance(exc, MarkedYAMLError):
-        mark = exc.problem_mark or exc.context_mark
-        message = exc.problem or exc.context or "invalid YAML"
-        if exc.context and exc.problem:
-            message = f"{exc.context}, {exc.problem}"
-        index = mark.index if mark is not None else 0
-        span = _point(text, index)
-        if text.startswith(("---", "..."), span.start):  # a document marker: point at all of it
-            span = Span(span.start, span.start + 3)
-        return YamlProblem(f"YAML syntax error: {message}", span)
-    if isinstance(exc, ReaderError):
-        index = exc.position
-        if c_loader:  # libyaml reports a byte offset into the UTF-8 encoding
-            index = len(text.encode("utf-8", "surrogatepass")[:index].decode("utf-8", "ignore"))
-        return YamlProblem(f"YAML syntax error: {exc.reason}", _point(text, index))
-    return YamlProblem(f"YAML syntax error: {exc}", Span(0, 0))
 
 
 def check_limits(root: Node) -> str | None:
@@ -198,190 +136,38 @@ def _children(node: Node) -> list[Node]:
     return []
 
 
+
 def load(text: str) -> Loaded:
-    """Compose every document of ``text``; stops at the first error, keeping what came before."""
-    cls = _loader_class(text)
-    loaded = _load(text, cls)
-    if cls is _CLoader and loaded.syntax_error and len(text) <= PURE_REPARSE_MAX_CHARS:
-        # Report errors the way yaml.safe_load (pure Python, what sglang runs) words them.
-        return _load(text, yaml.SafeLoader)
-    return loaded
+    """Compose every document of ``text``; stops at the first error, keeping what came before.
+
+    The scan runs only while PyYAML is not loaded: it spares a run that import, but once PyYAML
+    is in, libyaml reads the same text as fast and a declined scan would be time lost. Both give
+    the same nodes (tests/unit/test_yaml_scan.py), so which one read a file never shows."""
+    if _scan_first():
+        scanned = yaml_scan.scan(text)
+        if scanned is not None:
+            return Loaded(docs=scanned[0], count=scanned[1])
+    from kimi_lsp.syntax import _pyyaml
+
+    return _pyyaml.load(text)
 
 
-def _load(text: str, cls: type) -> Loaded:
-    if cls is _CLoader and _shallow(text):
-        fast = _load_c(text)
-        if fast is not None:
-            return fast
-    loaded = Loaded()
-    loader = None
-    try:
-        loader = cls(text)  # the pure-Python reader checks every character here
-        loader.get_event()  # StreamStartEvent
-        while not loader.check_event(StreamEndEvent):
-            loader.get_event()  # DocumentStartEvent
-            aliases: list[int] = []
-            node = _compose(loader, aliases)
-            loader.get_event()  # DocumentEndEvent
-            loaded.count += 1
-            # without aliases the composer's own depth limit is the whole story
-            why = check_limits(node) if aliases else None
-            if why is not None:
-                loaded.problems.append(YamlProblem(why, _point(text, node.start_mark.index)))
-                continue
-            loaded.docs.append(node)
-    except _TooDeep as exc:
-        loaded.problems.append(YamlProblem(f"YAML nesting deeper than {MAX_DEPTH} levels", _point(text, exc.index)))
-    except YAMLError as exc:
-        loaded.syntax_error = True
-        loaded.problems.append(problem_from_error(exc, text, c_loader=cls is _CLoader))
-    except RecursionError:  # not expected (nothing here recurses), but never let it escape
-        loaded.problems.append(YamlProblem(f"YAML nesting deeper than {MAX_DEPTH} levels", Span(0, 0)))
-    finally:
-        try:
-            if loader is not None:
-                loader.dispose()
-        except Exception:  # disposing a failed C parser must not mask the real problem
-            pass
-    return loaded
+def _scan_first() -> bool:
+    return "yaml" not in sys.modules
 
 
-# libyaml's own composer recurses in C once per nesting level; it is several times faster than
-# ours but must only see text whose nesting is provably shallow (and has no aliases to count).
-_SHALLOW_BOUND = 40
+def problem_from_error(exc: Exception, text: str, *, c_loader: bool = False) -> YamlProblem:
+    """A PyYAML exception as a problem at the position it names."""
+    from kimi_lsp.syntax import _pyyaml
 
-
-_COMMENT_LINE = re.compile(r"^ *#.*$", re.M)
-_INDENT = re.compile(r"^ *", re.M)
-_NOT_INDICATOR = re.compile(r"[^-:?\n]+")
-
-
-def _shallow(text: str) -> bool:
-    """A cheap upper bound on the nesting depth is below ``_SHALLOW_BOUND``.
-
-    A node nests one level deeper than its parent only by a flow opener (``[``/``{``), by a
-    block indicator (``-``, ``?``, ``:``) on its line, or by sitting on a line indented further
-    (each level at least one column; a sequence may share its mapping's column, hence 2x).
-    The bound adds the deepest indentation to the most indicators on any one line (comment
-    lines aside), computed with regexes rather than a loop over lines.
-    """
-    if "&" in text or "*" in text or text.count("[") + text.count("{") >= _SHALLOW_BOUND:
-        return False
-    body = _COMMENT_LINE.sub("", text)
-    indent = max(map(len, _INDENT.findall(body)), default=0)
-    if 2 * (indent + 1) >= _SHALLOW_BOUND:
-        return False
-    indicators = max(map(len, _NOT_INDICATOR.sub("", body).split("\n")), default=0)
-    return 2 * (indent + 1) + indicators < _SHALLOW_BOUND
-
-
-def _load_c(text: str) -> Loaded | None:
-    """Every document composed by libyaml, or None on any error (the careful path reports it)."""
-    loaded = Loaded()
-    loader = _CLoader(text)
-    try:
-        while loader.check_node():
-            node = loader.get_node()
-            if node is not None:  # check_node() said a document follows
-                loaded.docs.append(node)
-            loaded.count += 1
-    except YAMLError:
-        return None
-    finally:
-        try:
-            loader.dispose()
-        except Exception:
-            pass
-    return loaded
-
-
-class _TooDeep(Exception):
-    def __init__(self, index: int) -> None:
-        super().__init__(index)
-        self.index = index
-
-
-def _compose(loader: yaml.SafeLoader, aliases: list[int] | None = None) -> Node:
-    """One document's node graph, like PyYAML's Composer but without recursion.
-
-    PyYAML's composer recurses per nesting level (libyaml's Cython one crashes the process on
-    very deep input); this one keeps an explicit stack and stops at ``MAX_DEPTH``, so hostile
-    input costs only the events read before the limit.
-    """
-    anchors: dict[str, Node] = {}
-    stack: list[tuple[Node, list[Node]]] = []  # open collection, pending mapping key (0 or 1)
-    while True:
-        event = loader.get_event()
-        node: Node
-        if isinstance(event, AliasEvent):
-            mark = event.start_mark  # a parser's events always carry their marks
-            if aliases is not None and mark is not None:
-                aliases.append(mark.index)
-            found = anchors.get(event.anchor) if event.anchor is not None else None
-            if found is None:
-                # types-PyYAML types marks as yaml.error.Mark only; libyaml's parser (CSafeLoader,
-                # also composed here) hands yaml._yaml.Mark, which has the same fields
-                raise ComposerError(None, None, f"found undefined alias {event.anchor!r}", event.start_mark)  # type: ignore[arg-type]
-            node = found
-        elif isinstance(event, (SequenceEndEvent, MappingEndEvent)):
-            node, _ = stack.pop()
-            node.end_mark = event.end_mark
-        else:
-            anchor = event.anchor
-            if anchor is not None and anchor in anchors:
-                raise ComposerError(
-                    f"found duplicate anchor {anchor!r}; first occurrence",
-                    anchors[anchor].start_mark,
-                    "second occurrence",
-                    event.start_mark,
-                )
-            if isinstance(event, ScalarEvent):
-                tag = event.tag
-                if tag is None or tag == "!":
-                    resolved: str = loader.resolve(ScalarNode, event.value, event.implicit)
-                    tag = resolved
-                # libyaml's marks, as above
-                node = ScalarNode(tag, event.value, event.start_mark, event.end_mark, style=event.style)  # type: ignore[arg-type]
-            else:
-                kind = SequenceNode if isinstance(event, SequenceStartEvent) else MappingNode
-                tag = event.tag
-                if tag is None or tag == "!":
-                    resolved = loader.resolve(kind, None, event.implicit)
-                    tag = resolved
-                node = kind(tag, [], event.start_mark, None, flow_style=event.flow_style)
-            if anchor is not None:
-                anchors[anchor] = node
-            if not isinstance(node, ScalarNode):
-                if len(stack) >= MAX_DEPTH:
-                    raise _TooDeep(event.start_mark.index)
-                stack.append((node, []))
-                continue
-        if not stack:
-            return node
-        parent, pending = stack[-1]
-        if isinstance(parent, SequenceNode):
-            parent.value.append(node)
-        elif pending:
-            parent.value.append((pending.pop(), node))
-        else:
-            pending.append(node)
+    return _pyyaml.problem_from_error(exc, text, c_loader=c_loader)
 
 
 def single_document_problem(text: str) -> YamlProblem | None:
     """What ``yaml.safe_load`` says about a stream of several documents (sglang reads one)."""
-    try:
-        # every document already composed within the limits, so libyaml's composer is safe here
-        big = len(text) > PURE_REPARSE_MAX_CHARS
-        loader = _loader_class(text)(text) if big else yaml.SafeLoader(text)
-        try:
-            loader.get_single_node()
-        finally:
-            loader.dispose()
-    except YAMLError as exc:
-        return problem_from_error(exc, text)
-    except RecursionError:
-        return None
-    return None
+    from kimi_lsp.syntax import _pyyaml
+
+    return _pyyaml.single_document_problem(text)
 
 
 class ConstructError(Exception):
@@ -393,12 +179,12 @@ class ConstructError(Exception):
 
 
 _MISSING = object()
-_BOOLS = SafeConstructor.bool_values
+_BOOLS = {"yes": True, "no": False, "true": True, "false": False, "on": True, "off": False}  # SafeConstructor's
 
 
 def _fast_scalar(node: Node) -> object:
     """SafeConstructor's result for the common plain scalars, without building a constructor."""
-    if node.__class__ is not ScalarNode:
+    if node.id != "scalar":
         return _MISSING
     tag, value = node.tag, node.value
     if tag == STR_TAG:
@@ -414,20 +200,21 @@ def _fast_scalar(node: Node) -> object:
 
 def construct(node: Node, text: str, span: Span | None = None) -> object:
     """What ``yaml.safe_load`` gives for ``node`` (YAML 1.1 booleans, merges, timestamps)."""
+    if type(node) in _SCANNED:  # composed by yaml_scan: only the tags its constructor knows
+        return yaml_scan.construct(node)
     value = _fast_scalar(node)
     if value is not _MISSING:
         return value
-    if node.__class__ is SequenceNode and node.tag == SEQ_TAG:  # plain scalars (e.g. batch sizes)
+    if node.id == "sequence" and node.tag == SEQ_TAG:  # plain scalars (e.g. batch sizes)
         items = [_fast_scalar(item) for item in node.value]
         if _MISSING not in items:
             return items
-    try:
-        return SafeConstructor().construct_document(node)
-    except MarkedYAMLError as exc:
-        raise ConstructError(problem_from_error(exc, text)) from exc
-    except (ValueError, TypeError, OverflowError, RecursionError) as exc:
-        where = span if span is not None else _point(text, node.start_mark.index)
-        raise ConstructError(YamlProblem(f"YAML value cannot be loaded: {exc}", where)) from exc
+    from kimi_lsp.syntax import _pyyaml
+
+    return _pyyaml.construct(node, text, span)
+
+
+_SCANNED = (ScalarNode, SequenceNode, MappingNode)
 
 
 class YamlText:
@@ -492,7 +279,8 @@ class YamlText:
         return max(last[1].end, last[3].end)
 
     def span(self, node: Node) -> Span:
-        if type(node) is ScalarNode and node.style not in ("|", ">"):
+        # ``id`` rather than isinstance: for PyYAML's nodes the latter is a Python-level check
+        if node.id == "scalar" and cast(ScalarNode, node).style not in ("|", ">"):
             # the common case, kept cheap for long lists: no properties, the marks are the text
             i = node.start_mark.index
             if self.text[i : i + 1] not in ("&", "!"):
@@ -532,7 +320,7 @@ class YamlText:
         text = self.text
         for item in node.value:
             i = item.start_mark.index
-            if item.__class__ is ScalarNode and i >= pos and item.style not in ("|", ">") and text[i : i + 1] not in ("&", "!"):
+            if item.id == "scalar" and i >= pos and cast(ScalarNode, item).style not in ("|", ">") and text[i : i + 1] not in ("&", "!"):
                 span = Span(i, max(i, item.end_mark.index))  # span()'s common case, inlined for long lists
             else:
                 span = self._child_span(item, pos)

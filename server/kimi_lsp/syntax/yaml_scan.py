@@ -1,0 +1,319 @@
+"""The common shapes of block YAML read without PyYAML: what most ``--config`` files are.
+
+Importing PyYAML costs more than Python's own start-up, and a pre-commit run on one sglang
+``--config`` file would otherwise spend most of its time there. ``scan`` reads a strict subset of
+YAML line by line and gives exactly the nodes PyYAML's libyaml composer gives (tags, values,
+styles, offsets of every mark), or None, and the caller composes the text with PyYAML as before.
+
+The subset, one document without markers or directives:
+
+* block mappings whose keys are plain words (``model-path``, ``app.kubernetes.io/name``) followed
+  by ``:`` and a space or the end of the line;
+* block sequences (``- item``), indentless under a key too, with compact mappings (``- name: x``);
+* values on the entry's own line: a plain scalar of one line, a single- or double-quoted scalar
+  without escapes, or a flow sequence ``[1, 2, 4]`` of such scalars; an empty value (null) or a
+  nested block on the lines below;
+* comments and blank lines anywhere; only characters YAML prints, no tabs, no CR.
+
+Plain scalars resolve as YAML 1.1 does in PyYAML (booleans ``yes``/``on``..., nulls, ints, floats,
+strings); a plain scalar whose type this module cannot be sure of (``1e5``, ``0x1F``, ``2024-01-01``,
+``.5``, ``<<``) is declined, like anchors, tags, aliases, block scalars, flow mappings and
+multi-line scalars. A differential test holds the scan to PyYAML on every YAML file under
+``tests/`` and on their mutations.
+"""
+from __future__ import annotations
+
+import re
+
+from kimi_lsp.syntax.ynodes import MappingNode, Mark, Node, ScalarNode, SequenceNode
+
+STR_TAG = "tag:yaml.org,2002:str"
+INT_TAG = "tag:yaml.org,2002:int"
+FLOAT_TAG = "tag:yaml.org,2002:float"
+BOOL_TAG = "tag:yaml.org,2002:bool"
+NULL_TAG = "tag:yaml.org,2002:null"
+SEQ_TAG = "tag:yaml.org,2002:seq"
+MAP_TAG = "tag:yaml.org,2002:map"
+
+BOOL_WORDS = {
+    "yes": True, "Yes": True, "YES": True, "no": False, "No": False, "NO": False,
+    "true": True, "True": True, "TRUE": True, "false": False, "False": False, "FALSE": False,
+    "on": True, "On": True, "ON": True, "off": False, "Off": False, "OFF": False,
+}
+NULL_WORDS = frozenset(("~", "null", "Null", "NULL"))
+MAX_DEPTH = 40  # far below the readers' own limit; deeper text goes to PyYAML
+
+# Anything but the characters YAML prints on a line and "\n": tabs, CR, NEL, the Unicode line and
+# paragraph separators, a BOM, C0/C1 controls, surrogates, U+FFFE/U+FFFF. (The complement, the
+# printable set, takes ~6 ms to compile: its ranges reach U+10FFFF.)
+_OUTSIDE = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff\ufeff\ufffe\uffff]")
+_MARKER = re.compile(r"^(?:---|\.\.\.)", re.M)
+_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-/]*:(?= |$)")
+_INT = re.compile(r"[-+]?(?:0|[1-9][0-9]*)")
+_FLOAT = re.compile(r"[-+]?[0-9]+\.[0-9]+")
+# A plain scalar may not start with an indicator (a "-" starts one only before a non-blank).
+_BAD_START = frozenset("?:,[]{}#&*!|>'\"%@`")
+
+
+class _Decline(Exception):
+    """The text is outside the subset: PyYAML reads it."""
+
+
+def resolve(value: str) -> str:
+    """The YAML 1.1 tag PyYAML's resolver gives the plain scalar ``value``; raises ``_Decline``
+    where the subset does not decide it."""
+    c = value[0]
+    if c in "-+0123456789.":
+        if _INT.fullmatch(value):
+            return INT_TAG
+        if _FLOAT.fullmatch(value):
+            return FLOAT_TAG
+        if c in "-+" and len(value) > 1 and value[1] not in "0123456789.":
+            return STR_TAG  # only the int and float patterns start with a sign
+        raise _Decline
+    if c in "<=":  # ``<<`` merges and ``=`` is the value key: not in the subset
+        if value in ("<<", "="):
+            raise _Decline
+        return STR_TAG
+    if value in BOOL_WORDS:
+        return BOOL_TAG
+    if value in NULL_WORDS:
+        return NULL_TAG
+    return STR_TAG
+
+
+def construct_scalar(node: ScalarNode) -> object:
+    """What ``yaml.safe_load`` gives for a scalar ``scan`` composed."""
+    tag, value = node.tag, node.value
+    if tag == STR_TAG:
+        return value
+    if tag == INT_TAG:
+        return int(value)
+    if tag == FLOAT_TAG:
+        return float(value)
+    if tag == BOOL_TAG:
+        return BOOL_WORDS[value]
+    return None
+
+
+def construct(node: Node) -> object:
+    """What ``yaml.safe_load`` gives for a node ``scan`` composed (the subset has no merges,
+    no tags and only scalar keys, so this is the whole of SafeConstructor it needs)."""
+    if isinstance(node, ScalarNode):
+        return construct_scalar(node)
+    if isinstance(node, SequenceNode):
+        return [construct(item) for item in node.value]
+    out: dict[object, object] = {}
+    for key, value in node.value:
+        out[construct(key)] = construct(value)  # the last of a duplicate key wins, as in safe_load
+    return out
+
+
+class _Line:
+    __slots__ = ("indent", "start", "text")
+
+    def __init__(self, indent: int, start: int, text: str) -> None:
+        self.indent = indent  # column of the first character
+        self.start = start  # offset of the first character
+        self.text = text  # the line from its first character on
+
+
+class _Scanner:
+    def __init__(self, text: str, lines: list[_Line]) -> None:
+        self.text = text
+        self.lines = lines
+        self.k = 0  # the next content line
+
+    def _next_start(self) -> int:
+        """Where the next token is: a collection ends there (libyaml's block-end mark)."""
+        return self.lines[self.k].start if self.k < len(self.lines) else len(self.text)
+
+    def _next_indent(self) -> int:
+        return self.lines[self.k].indent if self.k < len(self.lines) else -1
+
+    def block(self, indent: int, depth: int) -> Node:
+        """The block collection whose first line is the next content line, at ``indent``."""
+        if depth > MAX_DEPTH:
+            raise _Decline
+        line = self.lines[self.k]
+        if line.text == "-" or line.text.startswith("- "):
+            return self.sequence(indent, depth)
+        return self.mapping(indent, depth)
+
+    def mapping(self, indent: int, depth: int) -> MappingNode:
+        pairs: list[tuple[Node, Node]] = []
+        start = self.lines[self.k].start
+        while self.k < len(self.lines):
+            line = self.lines[self.k]
+            if line.indent < indent:
+                break
+            if line.indent > indent:
+                raise _Decline
+            m = _KEY.match(line.text)
+            if m is None:
+                raise _Decline  # a sequence entry here, a quoted or complex key, not a mapping...
+            word = m.group()[:-1]
+            key = ScalarNode(resolve(word), word, Mark(line.start), Mark(line.start + len(word)), "")
+            if len(word) > 1000:
+                raise _Decline  # YAML's implicit keys stop at 1024 characters
+            value = self._value(line, m.end(), line.start + len(word) + 1, indent, depth, in_sequence=False)
+            pairs.append((key, value))
+        return MappingNode(MAP_TAG, pairs, Mark(start), Mark(self._next_start()), False)
+
+    def sequence(self, indent: int, depth: int) -> SequenceNode:
+        items: list[Node] = []
+        start = self.lines[self.k].start
+        while self.k < len(self.lines):
+            line = self.lines[self.k]
+            if line.indent < indent:
+                break
+            if line.indent > indent:
+                raise _Decline
+            text = line.text
+            if not (text == "-" or text.startswith("- ")):
+                break  # an indentless sequence ends at its mapping's next key
+            rest_at = 1
+            while rest_at < len(text) and text[rest_at] == " ":
+                rest_at += 1
+            if rest_at < len(text) and text[rest_at] != "#" and _KEY.match(text, rest_at):
+                # a compact mapping: its first key is on the dash's line, the rest below it
+                col = line.indent + rest_at
+                self.lines[self.k] = _Line(col, line.start + rest_at, text[rest_at:])
+                if depth + 1 > MAX_DEPTH:
+                    raise _Decline
+                items.append(self.mapping(col, depth + 1))
+                if self._next_indent() > indent:
+                    raise _Decline
+                continue
+            items.append(self._value(line, rest_at, line.start + 1, indent, depth, in_sequence=True))
+        return SequenceNode(SEQ_TAG, items, Mark(start), Mark(self._next_start()), False)
+
+    def _value(self, line: _Line, at: int, empty_at: int, indent: int, depth: int, *, in_sequence: bool) -> Node:
+        """The value after a key's ``:`` (or a sequence entry's ``-``) starting at ``line.text[at:]``;
+        ``empty_at`` is where an empty value's marks are. Moves past the value's lines."""
+        text = line.text
+        while at < len(text) and text[at] == " ":
+            at += 1
+        self.k += 1
+        if at >= len(text) or text[at] == "#":
+            nxt = self._next_indent()
+            if nxt > indent:
+                node: Node = self.block(nxt, depth + 1)
+            elif nxt == indent and not in_sequence and self._dash_next():
+                node = self.sequence(nxt, depth + 1)  # indentless, under its key
+            else:
+                return ScalarNode(NULL_TAG, "", Mark(empty_at), Mark(empty_at), "")
+            if self._next_indent() > indent:
+                raise _Decline
+            return node
+        node, end = self._inline(text, at, line.start)
+        tail = text[end:]
+        if tail and not (tail.lstrip(" ").startswith("#") and tail[0] == " "):
+            raise _Decline  # more after the value, or a comment not set off by a space
+        if self._next_indent() > indent:
+            raise _Decline  # a multi-line scalar or a value YAML rejects
+        return node
+
+    def _dash_next(self) -> bool:
+        text = self.lines[self.k].text
+        return text == "-" or text.startswith("- ")
+
+    def _inline(self, text: str, at: int, base: int) -> tuple[Node, int]:
+        """The scalar or flow sequence at ``text[at:]`` (block context): its node and where it ends."""
+        c = text[at]
+        if c == "[":
+            return self._flow_sequence(text, at, base)
+        if c == "'" or c == '"':
+            return _quoted(text, at, base)
+        if c in _BAD_START or (c == "-" and (at + 1 >= len(text) or text[at + 1] == " ")):
+            raise _Decline
+        stop = text.find(" #", at)
+        raw = text[at:] if stop < 0 else text[at:stop]
+        value = raw.rstrip(" ")
+        if ": " in value or value.endswith(":"):
+            raise _Decline
+        end = at + len(value)
+        return ScalarNode(resolve(value), value, Mark(base + at), Mark(base + end), ""), end
+
+    def _flow_sequence(self, text: str, at: int, base: int) -> tuple[Node, int]:
+        items: list[Node] = []
+        i = at + 1
+        n = len(text)
+        while True:
+            while i < n and text[i] == " ":
+                i += 1
+            if i >= n:
+                raise _Decline  # continued on the next line
+            if text[i] == "]":
+                if items:
+                    raise _Decline  # a trailing comma
+                break
+            c = text[i]
+            if c == "'" or c == '"':
+                item, i = _quoted(text, i, base)
+            else:
+                if c in _BAD_START or c == "-" and (i + 1 >= n or text[i + 1] in " ,]"):
+                    raise _Decline
+                j = i
+                while j < n and text[j] not in ",[]{}#":
+                    j += 1
+                value = text[i:j].rstrip(" ")
+                if not value or ":" in value or j < n and text[j] == "#":
+                    raise _Decline
+                item = ScalarNode(resolve(value), value, Mark(base + i), Mark(base + i + len(value)), "")
+                i = i + len(value)
+            items.append(item)
+            while i < n and text[i] == " ":
+                i += 1
+            if i < n and text[i] == ",":
+                i += 1
+                continue
+            if i < n and text[i] == "]":
+                break
+            raise _Decline
+        end = i + 1
+        return SequenceNode(SEQ_TAG, items, Mark(base + at), Mark(base + end), True), end
+
+
+def _quoted(text: str, at: int, base: int) -> tuple[ScalarNode, int]:
+    """A one-line quoted scalar without escapes or doubled quotes."""
+    q = text[at]
+    close = text.find(q, at + 1)
+    if close < 0:
+        raise _Decline
+    value = text[at + 1 : close]
+    if q == '"' and "\\" in value:
+        raise _Decline
+    if text.startswith(q, close + 1):
+        raise _Decline  # '' inside single quotes
+    return ScalarNode(STR_TAG, value, Mark(base + at), Mark(base + close + 1), q), close + 1
+
+
+def _content_lines(text: str) -> list[_Line]:
+    out: list[_Line] = []
+    pos = 0
+    for raw in text.split("\n"):
+        body = raw.lstrip(" ")
+        if body and body[0] != "#":
+            indent = len(raw) - len(body)
+            out.append(_Line(indent, pos + indent, body))
+        pos += len(raw) + 1
+    return out
+
+
+def scan(text: str) -> tuple[list[Node], int] | None:
+    """The documents of ``text`` and their count as PyYAML composes them, or None when the text
+    is outside the subset."""
+    if not text or _OUTSIDE.search(text) is not None or _MARKER.search(text) is not None:
+        return None
+    lines = _content_lines(text)
+    if not lines or lines[0].indent != 0:
+        return None
+    scanner = _Scanner(text, lines)
+    try:
+        root = scanner.block(0, 1)
+    except _Decline:
+        return None
+    if scanner.k != len(lines):
+        return None
+    return [root], 1

@@ -1,0 +1,204 @@
+"""The scan of ``syntax.yaml_scan`` gives exactly the nodes PyYAML gives, or declines.
+
+A one-file ``--check`` of a plain ``--config`` file never imports PyYAML: the scan reads the file
+instead. Whatever it accepts must compose, node for node (kind, tag, value, style, flow style,
+the offset of every start and end mark), as PyYAML composes it in ``syntax._pyyaml``, construct to
+what ``yaml.safe_load`` gives, and lint to the same diagnostics. Everything else it must decline.
+"""
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+import yaml
+
+from kimi_lsp.syntax import _pyyaml
+from kimi_lsp.syntax import yaml as reader
+from kimi_lsp.syntax import yaml_scan
+from kimi_lsp.syntax.ynodes import MappingNode, Node, ScalarNode, SequenceNode
+
+TESTS = Path(__file__).resolve().parents[1]
+ROOT = TESTS.parent
+
+
+def _sig(n: Node) -> tuple:
+    base = (n.id, n.tag, n.start_mark.index, n.end_mark.index)
+    if n.id == "scalar":
+        return (*base, n.value, n.style)
+    if n.id == "sequence":
+        return (*base, n.flow_style, tuple(_sig(c) for c in n.value))
+    return (*base, n.flow_style, tuple((_sig(k), _sig(v)) for k, v in n.value))
+
+
+def _agrees(text: str) -> bool | None:
+    """None when the scan declines; else asserts it equals PyYAML and returns True."""
+    got = yaml_scan.scan(text)
+    if got is None:
+        return None
+    ref = _pyyaml.load(text)
+    assert not ref.problems, (text, ref.problems)
+    assert (len(ref.docs), ref.count) == (len(got[0]), got[1]), text
+    for a, b in zip(got[0], ref.docs):
+        assert _sig(a) == _sig(b), text
+        assert _same(reader.construct(a, text), yaml.safe_load(text)), text
+    return True
+
+
+def _same(a: object, b: object) -> bool:
+    return type(a) is type(b) and (repr(a) == repr(b) if isinstance(a, (list, dict)) else a == b)
+
+
+def _yaml_files() -> list[Path]:
+    roots = [TESTS / "fixtures", TESTS / "pins_fixtures", TESTS / "data", ROOT / "examples"]
+    return sorted(p for r in roots if r.is_dir() for p in r.rglob("*") if p.suffix in (".yaml", ".yml") and p.is_file())
+
+
+def _texts() -> list[str]:
+    out = []
+    for p in _yaml_files():
+        try:
+            out.append(p.read_text("utf-8").removeprefix("\ufeff"))
+        except (UnicodeDecodeError, OSError):
+            continue
+    return out
+
+
+def test_every_yaml_file_under_tests_scans_as_pyyaml_composes_it() -> None:
+    verdicts = [_agrees(t) for t in _texts()]
+    assert verdicts.count(True) >= 90  # most --config files and many manifests are in the subset
+    assert verdicts.count(None) >= 10  # and the rest is declined, not guessed
+
+
+def test_mutations_of_the_accepted_files_agree_or_are_declined() -> None:
+    """Characters that change YAML's reading (indicators, quotes, blanks, words YAML 1.1 types)
+    inserted, deleted, lines doubled or re-indented: 6,000 mutations, seeded."""
+    rng = random.Random(16)
+    seeds = [t for t in _texts() if len(t) < 20_000 and yaml_scan.scan(t) is not None]
+    alphabet = list(" \n-:#'\"[],{}&*!|>?%@`~<=.0123456789abcyYnNoOtTfF_/\\") + [
+        "  ", "- ", ": ", " #", "\n  ", "é", "\u2028", "\t", "\r", "\x85", "\ufeff", "1e5", "<<", "yes", "~"]
+    accepted = 0
+    for _ in range(6000):
+        t = rng.choice(seeds)
+        for _ in range(rng.randint(1, 3)):
+            i = rng.randrange(len(t) + 1)
+            op = rng.random()
+            if op < 0.4:
+                t = t[:i] + rng.choice(alphabet) + t[i:]
+            elif op < 0.7:
+                t = t[:i] + t[i + rng.randint(1, 3):]
+            else:
+                lines = t.split("\n")
+                j = rng.randrange(len(lines))
+                if op < 0.85:
+                    lines.insert(j, lines[j])
+                else:
+                    lines[j] = " " * rng.randint(0, 4) + lines[j].lstrip(" ")
+                t = "\n".join(lines)
+        accepted += bool(_agrees(t))
+    assert accepted > 2000
+
+
+ACCEPTED = [
+    "model-path: moonshotai/Kimi-K3   # the model\ntp-size: 8\n",
+    "a: 1\nb: -2\nc: +3\nd: 0\ne: 0.88\nf: -1.5\ng: yes\nh: Off\ni: ~\nj: null\nk:\nl: NULL\nm: TRUE\n",
+    "a: -foo\nb: +x\nc: http://h:8080/p#frag\nd: a#b\ne: x, [y] {z}\nf: '#1'\ng: \"a: b\"\nh: ''\n",
+    "bs: [1, 2, 4]\ne: []\nq: ['a', \"b\", c d]\n",
+    "seq:\n- a\n- b: 1\n  c: 2\n-\nnested:\n  a: 1\n\n  b: on\n# end",
+    "spec:\n  containers:\n    - name: x\n      args:\n      - --tp\n      - 8\n      env:\n        - name: A\n          value: '1'\n",
+    "on: [push]\nyes: 1\n_x: 2\nnull: 3\n",
+    "- a\n- b\n",
+    "k: é ✓ 🚀\n# 中文注释\nv: \"中文\"\n",
+    "a: 1",
+    "a:\n  # comment\n  b: 1\n    # deeper comment\nc: 2\n",
+]
+
+
+@pytest.mark.parametrize("text", ACCEPTED)
+def test_the_shapes_of_the_subset_are_accepted(text: str) -> None:
+    assert _agrees(text) is True
+
+
+DECLINED = [
+    "",  # empty: PyYAML says what an empty stream is
+    "# only a comment\n",
+    "---\na: 1\n",
+    "a: 1\n...\n",
+    "%YAML 1.1\n---\na: 1\n",
+    "a: &x 1\nb: *x\n",
+    "a: !!str 1\n",
+    "a: |\n  text\n",
+    "a: >\n  text\n",
+    "a: 1e5\n", "a: 0x1F\n", "a: 010\n", "a: 1_000\n", "a: 2024-01-01\n", "a: .5\n", "a: 1.\n", "a: .inf\n",
+    "a: 1:30\n", "<<: {b: 1}\n", "a: =\n",
+    "a: {b: 1}\n",
+    "a: [1,\n  2]\n",
+    "a: [1, 2,]\n",
+    "a: [[1]]\n",
+    "a: multi\n  line\n",
+    "a: 'it''s'\n",
+    'a: "esc\\n"\n',
+    "a:\tb\n",
+    "a: 1\r\nb: 2\r\n",
+    "\ufeffa: 1\n",
+    "a: x\u2028y\n",
+    "'quoted key': 1\n",
+    "? complex\n: key\n",
+    "8080: port\n",
+    "a: b: c\n",
+    "a: b:\n",
+    "  a: 1\n",
+    "a: 1\n - b\n",
+    "a: 1\n  b: 2\n",
+    "a:\n  - 1\n b: 2\n",
+    "- - a\n",
+    "a: 'x'y\n",
+    "a: [1] x\n",
+    "a: 'x'# c\n",
+    "a: ? x\n",
+    "a: -\n",
+    "a: @x\n",
+    "k" * 1500 + ": 1\n",
+    "scalar\n",
+]
+
+
+@pytest.mark.parametrize("text", DECLINED)
+def test_everything_else_is_declined(text: str) -> None:
+    assert yaml_scan.scan(text) is None
+
+
+def test_a_declined_or_invalid_text_reads_as_pyyaml_reads_it() -> None:
+    assert reader.load("a: [1\n").problems  # the syntax error comes from PyYAML, worded as before
+    loaded = reader.load("a: &x 1\nb: *x\n")
+    assert not loaded.problems and loaded.count == 1
+
+
+def test_scanned_nodes_pass_as_pyyaml_nodes_and_back() -> None:
+    """The readers check nodes with syntax.ynodes' classes, true of both kinds of node."""
+    (doc,), _ = yaml_scan.scan("a: [1]\nb: x\n") or ((None,), 0)
+    assert isinstance(doc, MappingNode) and not isinstance(doc, ScalarNode)
+    py = yaml.compose("a: [1]\nb: x\n")
+    assert isinstance(py, MappingNode) and isinstance(py, Node) and not isinstance(py, SequenceNode)
+    assert isinstance(py.value[0][1], SequenceNode) and isinstance(py.value[1][1], ScalarNode)
+
+
+def test_fixture_projects_lint_the_same_scanned_or_composed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every fixture project, linted once with the scan forced and once with PyYAML only, gives
+    the same diagnostics (code, file, span, message, fixes)."""
+    from tests.test_fixtures import _cases, _copy_case, _lint
+
+    def run(scan: bool) -> list[tuple]:
+        monkeypatch.setattr(reader, "_scan_first", lambda: scan)
+        out = []
+        for case in _cases():
+            root = _copy_case(case, tmp_path / ("scan" if scan else "pyyaml"))
+            monkeypatch.chdir(root)
+            diags, _, _, _ = _lint(root)
+            out.extend((case, d.path.relative_to(root).as_posix(), d.code, d.location.span, d.message,
+                        tuple(f.title for f in d.fixes)) for d in diags)
+        return sorted(out, key=repr)
+
+    scanned = run(True)
+    assert scanned == run(False)
+    assert len(scanned) > 100
