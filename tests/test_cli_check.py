@@ -176,3 +176,23 @@ def test_readme_shows_the_real_output_on_the_example() -> None:
     start = readme.index("$ kimi-lsp --check examples/k3-serving\n") + len("$ kimi-lsp --check examples/k3-serving\n")
     shown = readme[start : readme.index("```", start)]
     assert run(["--check", "examples/k3-serving"], ROOT).stdout == shown
+
+
+@pytest.mark.parametrize("args", [["nonexist"], [".", "nonexist"], ["--select", "KL999", "."]])
+def test_a_failed_run_still_prints_one_document_that_says_so(example: Path, args: list[str]) -> None:
+    """Exit 2 with --format json/sarif: stdout is still one document, and it names the failure
+    (a consumer reading only the document must not take it for a clean run)."""
+    r = run(["--check", "--no-cache", "--format", "json", *args], example)
+    assert r.returncode == 2, r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["run_errors"] and doc["run_errors"][0] in r.stderr
+    assert set(doc) == {"version", "diagnostics", "summary", "run_errors"}
+    r = run(["--check", "--no-cache", "--format", "sarif", *args], example)
+    (inv,) = json.loads(r.stdout)["runs"][0]["invocations"]
+    assert r.returncode == 2 and inv["executionSuccessful"] is False
+    assert [n["message"]["text"] for n in inv["toolExecutionNotifications"]] == doc["run_errors"]
+
+
+def test_a_clean_json_document_has_no_run_errors(example: Path) -> None:
+    doc = json.loads(run(["--check", "--no-cache", "--format", "json", "."], example).stdout)
+    assert "run_errors" not in doc

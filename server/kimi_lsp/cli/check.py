@@ -211,17 +211,18 @@ def _run_cache(ns: SimpleNamespace, workspace: Workspace, overrides: dict[str, o
 
 
 def run_check(ns: SimpleNamespace) -> int:
+    fmt = ns.format or ("github" if os.environ.get("GITHUB_ACTIONS") == "true" else "text")
     bad = usage_problems(ns)
     if bad:
         for line in bad:
             print(f"kimi-lsp: error: {output.printable(line)}", file=sys.stderr)
-        return EXIT_ERROR
+        return _failed(ns, fmt, bad, None)
     try:
         cwd = Path.cwd().resolve(strict=True)
     except (OSError, RuntimeError) as exc:
-        print(f"kimi-lsp: error: the working directory cannot be read ({getattr(exc, 'strerror', None) or exc})", file=sys.stderr)
-        return EXIT_ERROR
-    fmt = ns.format or ("github" if os.environ.get("GITHUB_ACTIONS") == "true" else "text")
+        why = f"the working directory cannot be read ({getattr(exc, 'strerror', None) or exc})"
+        print(f"kimi-lsp: error: {why}", file=sys.stderr)
+        return _failed(ns, fmt, [why], None)
     overrides = _overrides(ns)
     ws = Workspace(cwd)
     store, cached_files = _run_cache(ns, ws, overrides)
@@ -244,7 +245,7 @@ def run_check(ns: SimpleNamespace) -> int:
     for e in run.errors:
         print(f"kimi-lsp: error: {output.printable(e)}", file=sys.stderr)
     if run.errors and not run.files:
-        return EXIT_ERROR
+        return _failed(ns, fmt, run.errors, cwd)
 
     failed_writes = False
     would_change = False
@@ -273,7 +274,7 @@ def run_check(ns: SimpleNamespace) -> int:
             store.store(touched, [to_wire(d) for d in diags], started)
         pos = output.Positions(run.ws)
 
-    _report(ns, fmt, diags, pos, cwd, len(run.files), run.engine_errors)
+    _report(ns, fmt, diags, pos, cwd, len(run.files), [*run.errors, *run.engine_errors])
     for e in run.engine_errors:
         print(f"kimi-lsp: {output.printable(e)}", file=sys.stderr)
     if run.engine_errors or run.errors or failed_writes:
@@ -308,18 +309,29 @@ def _exit_code(ns: SimpleNamespace, diags: list[Diagnostic], *, errors: bool, wo
     return EXIT_FINDINGS if any(d.severity is Severity.ERROR for d in diags) else EXIT_OK
 
 
+def _failed(ns: SimpleNamespace, fmt: str, errors: list[str], cwd: Path | None) -> int:
+    """Exit 2 before anything was linted. A machine-readable format still gets its one document
+    on stdout, saying why (JSON ``errors``, SARIF an unsuccessful invocation): a consumer that
+    reads the document must never see an empty result it could take for a clean run."""
+    if fmt in ("json", "sarif") and not ns.diff:
+        base = cwd if cwd is not None else Path(os.sep)
+        _report(ns, fmt, [], output.Positions(Workspace(base)), base, 0, errors)
+    return EXIT_ERROR
+
+
 def _report(ns: SimpleNamespace, fmt: str, diags: list[Diagnostic], pos: output.Positions, cwd: Path,
-            n_files: int, engine_errors: list[str]) -> None:
+            n_files: int, errors: list[str]) -> None:
+    """``errors``: every reason this run exits 2 (paths not read, internal errors)."""
     if ns.diff:
         pass  # stdout carries the diff alone
     elif fmt == "json":
-        sys.stdout.write(output.render_json(diags, pos, cwd, files=n_files))
+        sys.stdout.write(output.render_json(diags, pos, cwd, files=n_files, errors=errors))
     elif fmt == "github":
         sys.stdout.write(output.render_github(diags, pos, cwd, files=n_files))
     elif fmt == "sarif":
         from kimi_lsp.cli.sarif import render_sarif
 
-        sys.stdout.write(render_sarif(diags, pos, cwd, engine_errors=engine_errors))
+        sys.stdout.write(render_sarif(diags, pos, cwd, engine_errors=errors))
     else:
         sys.stdout.write(output.render_text(diags, pos, cwd, files=n_files, quiet=ns.quiet))
     if ns.statistics:

@@ -166,15 +166,27 @@ def summary(diags: Sequence[Diagnostic], files: int) -> dict[str, int]:
     return {"files": files, "errors": c[Severity.ERROR], "warnings": c[Severity.WARNING], "infos": c[Severity.INFO]}
 
 
-def render_json(diags: Sequence[Diagnostic], pos: Positions, cwd: Path, *, files: int) -> str:
-    doc = {
+def render_json(diags: Sequence[Diagnostic], pos: Positions, cwd: Path, *, files: int,
+                errors: Sequence[str] = ()) -> str:
+    """The JSON document. ``errors`` (the key ``run_errors``): why the run exits 2 (a path that cannot be read, a bad
+    option, an internal error); the key is there only then, so that a reader of the document
+    alone never takes a failed run for a clean one."""
+    doc: dict[str, object] = {
         "version": __version__,
         "diagnostics": [diagnostic_json(d, pos, cwd) for d in diags],
         "summary": summary(diags, files),
     }
+    if errors:
+        doc["run_errors"] = [first_line(e) for e in errors]
     import json  # only here: a text report (pre-commit's) loads no JSON encoder
 
     return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+
+
+def first_line(message: str) -> str:
+    """An error's first line (a traceback's last is in the text on stderr), printable."""
+    lines = message.strip().splitlines()
+    return printable(lines[0]) if lines else "internal error"
 
 
 def _gh_escape(s: str, prop: bool = False) -> str:

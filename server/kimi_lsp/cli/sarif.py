@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from kimi_lsp import __version__
-from kimi_lsp.cli.output import Positions, annotation_base
+from kimi_lsp.cli.output import Positions, annotation_base, first_line
 from kimi_lsp.diagnostics import Diagnostic, Edit, Fix, Severity
 from kimi_lsp.text import Span
 from kimi_lsp.workspace import SourceText, find_repo_root
@@ -108,6 +108,8 @@ def _line_text(pos: Positions, d: Diagnostic) -> str:
 def render_sarif(
     diags: Sequence[Diagnostic], pos: Positions, cwd: Path, *, engine_errors: Sequence[str] = ()
 ) -> str:
+    """The SARIF log; ``engine_errors`` (every reason the run exits 2) make the invocation
+    unsuccessful, each a notification."""
     from kimi_lsp.rules import ALL_RULES
 
     base = sarif_base(cwd)
@@ -161,8 +163,7 @@ def render_sarif(
     invocation: dict[str, Any] = {"executionSuccessful": not engine_errors}
     if engine_errors:
         invocation["toolExecutionNotifications"] = [
-            {"level": "error", "message": {"text": e.strip().splitlines()[0] if e.strip() else "internal error"}}
-            for e in engine_errors
+            {"level": "error", "message": {"text": first_line(e)}} for e in engine_errors
         ]
     doc = {
         "$schema": SCHEMA,
