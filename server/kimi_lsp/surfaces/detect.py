@@ -229,7 +229,7 @@ def looks_like_config(
 def _root_keys(node: Node) -> list[str]:
     if not isinstance(node, MappingNode):
         return []
-    return [k.value for k, _ in node.value if isinstance(k, ScalarNode)]
+    return [k.value for k, _ in node.value if k.id == "scalar"]
 
 
 def classify_yaml(

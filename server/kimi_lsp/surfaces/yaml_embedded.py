@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import bisect
 import re
+from typing import cast
 from pathlib import Path
 
 from kimi_lsp.syntax.ynodes import MappingNode, Node, ScalarNode, SequenceNode
@@ -85,21 +86,24 @@ class _Walker:
         if id(node) in self.seen:  # an alias: its launches were found where it is defined
             return
         self.seen.add(id(node))
-        if not isinstance(node, ScalarNode) and not self._may_launch(node):
+        # by ``id``, not isinstance: the hottest loop here, and for PyYAML's nodes isinstance
+        # with syntax.ynodes' classes is a Python-level check
+        kind = node.id
+        if kind != "scalar" and not self._may_launch(node):
             return
-        if isinstance(node, MappingNode):
-            self._mapping(node, env)
-        elif isinstance(node, SequenceNode):
+        if kind == "mapping":
+            self._mapping(cast(MappingNode, node), env)
+        elif kind == "sequence":
             for item in node.value:
                 self.walk(item, env)
-        elif isinstance(node, ScalarNode) and node.tag == STR_TAG and mentions_sglang(node.value):
-            self._script(node, env)
+        elif node.tag == STR_TAG and mentions_sglang(node.value):
+            self._script(cast(ScalarNode, node), env)
 
     def _mapping(self, node: MappingNode, env: tuple[EnvVar, ...]) -> None:
         items = self.y.map_items(node)
         by_key: dict[str, Node] = {}
         for key, _, value, _ in items:
-            if isinstance(key, ScalarNode):
+            if key.id == "scalar":
                 by_key[key.value] = value
         local = env + tuple(self._env(by_key))
         consumed: set[int] = set()
@@ -107,10 +111,10 @@ class _Walker:
             consumed = self._container(by_key, local)
         shell = by_key.get("shell")
         skip_run = (
-            isinstance(shell, ScalarNode) and shell.value and not _SHELL_NAMES.search(shell.value)
+            shell is not None and isinstance(shell, ScalarNode) and shell.value and not _SHELL_NAMES.search(shell.value)
         )  # GitHub `shell: python` runs the step as Python
         for key, _, value, _ in items:
-            name = key.value if isinstance(key, ScalarNode) else None
+            name = key.value if key.id == "scalar" else None
             if id(value) in consumed or name in _ENV_KEYS or (skip_run and name == "run"):
                 continue
             self.walk(value, local)
@@ -120,6 +124,8 @@ class _Walker:
         out: list[EnvVar] = []
         for key in ("env", "environment", "envs", "variables"):
             node = by_key.get(key)
+            if node is None:
+                continue
             if isinstance(node, SequenceNode):
                 for item, span in self.y.seq_items(node):
                     if isinstance(item, MappingNode):  # Kubernetes {name, value | valueFrom}
@@ -183,6 +189,8 @@ class _Walker:
         used: set[int] = set()
         for key in _CONTAINER_KEYS:
             node = by_key.get(key)
+            if node is None:
+                continue
             if isinstance(node, SequenceNode):
                 for item, span in self.y.seq_items(node):
                     if isinstance(item, ScalarNode):

@@ -264,18 +264,18 @@ class YamlText:
     def _end(self, node: Node) -> int:
         text = self.text
         end = node.end_mark.index
-        if isinstance(node, ScalarNode):
-            if node.style in ("|", ">"):
+        kind = node.id
+        if kind == "scalar":
+            if cast(ScalarNode, node).style in ("|", ">"):
                 start = self.start(node)
                 while end > start and text[end - 1] in " \t\r\n":
                     end -= 1
             return end
         if getattr(node, "flow_style", False) or not node.value:
             return end
-        if isinstance(node, SequenceNode):
-            return self.seq_items(node)[-1][1].end
-        assert isinstance(node, MappingNode)  # the only other node with a value of its own
-        last = self.map_items(node)[-1]
+        if kind == "sequence":
+            return self.seq_items(cast(SequenceNode, node))[-1][1].end
+        last = self.map_items(cast(MappingNode, node))[-1]  # the only other node with a value of its own
         return max(last[1].end, last[3].end)
 
     def span(self, node: Node) -> Span:
