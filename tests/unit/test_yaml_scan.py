@@ -102,6 +102,7 @@ def test_mutations_of_the_accepted_files_agree_or_are_declined() -> None:
 ACCEPTED = [
     "model-path: moonshotai/Kimi-K3   # the model\ntp-size: 8\n",
     "a: 1\nb: -2\nc: +3\nd: 0\ne: 0.88\nf: -1.5\ng: yes\nh: Off\ni: ~\nj: null\nk:\nl: NULL\nm: TRUE\n",
+    "a: 1.\nb: 5.0e-2\nc: -1.5E+3\ne: 0.5.23\nf: 1.2.3.4\ng: [0.6.17, 0.88]\n",
     "a: -foo\nb: +x\nc: http://h:8080/p#frag\nd: a#b\ne: x, [y] {z}\nf: '#1'\ng: \"a: b\"\nh: ''\n",
     "bs: [1, 2, 4]\ne: []\nq: ['a', \"b\", c d]\n",
     "seq:\n- a\n- b: 1\n  c: 2\n-\nnested:\n  a: 1\n\n  b: on\n# end",
@@ -129,7 +130,7 @@ DECLINED = [
     "a: !!str 1\n",
     "a: |\n  text\n",
     "a: >\n  text\n",
-    "a: 1e5\n", "a: 0x1F\n", "a: 010\n", "a: 1_000\n", "a: 2024-01-01\n", "a: .5\n", "a: 1.\n", "a: .inf\n",
+    "a: 0x1F\n", "a: 010\n", "a: 1_000\n", "a: 1_0.5\n", "a: 2024-01-01\n", "a: .5\n", "a: .inf\n", "a: 1e+5\n", "a: 1e5\n", "a: 1.2.3-rc1\n", "a: 8080:30\n",
     "a: 1:30\n", "<<: {b: 1}\n", "a: =\n",
     "a: {b: 1}\n",
     "a: [1,\n  2]\n",

@@ -16,7 +16,7 @@ The subset, one document without markers or directives:
 * comments and blank lines anywhere; only characters YAML prints, no tabs, no CR.
 
 Plain scalars resolve as YAML 1.1 does in PyYAML (booleans ``yes``/``on``..., nulls, ints, floats,
-strings); a plain scalar whose type this module cannot be sure of (``1e5``, ``0x1F``, ``2024-01-01``,
+strings); a plain scalar whose type this module cannot be sure of (``1_000.5``, ``0x1F``, ``2024-01-01``,
 ``.5``, ``<<``) is declined, like anchors, tags, aliases, block scalars, flow mappings and
 multi-line scalars. A differential test holds the scan to PyYAML on every YAML file under
 ``tests/`` and on their mutations.
@@ -50,7 +50,9 @@ _OUTSIDE = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff\ufe
 _MARKER = re.compile(r"^(?:---|\.\.\.)", re.M)
 _KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-/]*:(?= |$)")
 _INT = re.compile(r"[-+]?(?:0|[1-9][0-9]*)")
-_FLOAT = re.compile(r"[-+]?[0-9]+\.[0-9]+")
+_FLOAT = re.compile(r"[-+]?[0-9]+\.[0-9]*(?:[eE][-+][0-9]+)?")  # YAML 1.1 floats need the dot
+# A version (0.5.23): a float has one dot, an int none, a timestamp a "-": a string for sure.
+_DOTTED = re.compile(r"[0-9]+(?:\.[0-9]+){2,}")
 # A plain scalar may not start with an indicator (a "-" starts one only before a non-blank).
 _BAD_START = frozenset("?:,[]{}#&*!|>'\"%@`")
 
@@ -68,6 +70,8 @@ def resolve(value: str) -> str:
             return INT_TAG
         if _FLOAT.fullmatch(value):
             return FLOAT_TAG
+        if _DOTTED.fullmatch(value):
+            return STR_TAG
         if c in "-+" and len(value) > 1 and value[1] not in "0123456789.":
             return STR_TAG  # only the int and float patterns start with a sign
         raise _Decline
