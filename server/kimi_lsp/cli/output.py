@@ -18,9 +18,23 @@ if TYPE_CHECKING:
     from typing import Any
 
 # C0 controls (but tab), DEL, C1 controls, and the Unicode line/paragraph separators and bidi
-# overrides that reorder what a terminal or log viewer shows
-_CONTROL = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
-_CONTROL_KEEP_NL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+# overrides that reorder what a terminal or log viewer shows. ASCII text (nearly every message)
+# is matched with the ASCII part alone; the whole class compiles on the first other text.
+_ASCII_CONTROLS = {False: re.compile("[\x00-\x08\x0a-\x1f\x7f]"), True: re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")}
+_OTHER_CONTROLS = "\x80-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069"
+_ALL_CONTROLS: dict[bool, re.Pattern[str]] = {}
+
+
+def _escape_controls(text: str, keep_newlines: bool) -> str:
+    if text.isascii():
+        pattern = _ASCII_CONTROLS[keep_newlines]
+    else:
+        found = _ALL_CONTROLS.get(keep_newlines)
+        if found is None:
+            ascii_part = _ASCII_CONTROLS[keep_newlines].pattern[1:-1]
+            found = _ALL_CONTROLS[keep_newlines] = re.compile(f"[{ascii_part}{_OTHER_CONTROLS}]")
+        pattern = found
+    return pattern.sub(lambda m: m.group(0).encode("unicode_escape").decode("ascii"), text)
 DOCS_URL = "https://github.com/kimi-lsp/kimi-lsp/blob/main/docs/rules.md"
 
 
@@ -70,7 +84,7 @@ class Positions:
 def printable(text: str) -> str:
     """``text`` with control characters escaped (ESC, CR, BEL, C1 and the bidi/line separators):
     repository text must not move the cursor, recolour or overwrite what the terminal shows."""
-    return _CONTROL.sub(lambda m: m.group(0).encode("unicode_escape").decode("ascii"), text)
+    return _escape_controls(text, keep_newlines=False)
 
 
 def display_path(path: Path, cwd: Path) -> str:
@@ -190,7 +204,7 @@ def first_line(message: str) -> str:
 
 
 def _gh_escape(s: str, prop: bool = False) -> str:
-    s = _CONTROL_KEEP_NL.sub(lambda m: m.group(0).encode("unicode_escape").decode("ascii"), s)
+    s = _escape_controls(s, keep_newlines=True)
     s = s.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
     if prop:
         s = s.replace(":", "%3A").replace(",", "%2C")

@@ -45,8 +45,19 @@ MAX_DEPTH = 40  # far below the readers' own limit; deeper text goes to PyYAML
 
 # Anything but the characters YAML prints on a line and "\n": tabs, CR, NEL, the Unicode line and
 # paragraph separators, a BOM, C0/C1 controls, surrogates, U+FFFE/U+FFFF. (The complement, the
-# printable set, takes ~6 ms to compile: its ranges reach U+10FFFF.)
-_OUTSIDE = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff\ufeff\ufffe\uffff]")
+# printable set, takes ~6 ms to compile: its ranges reach U+10FFFF.) ASCII text needs only the
+# ASCII part; the rest compiles (~0.4 ms) with the first other text.
+_OUTSIDE_ASCII = re.compile("[\x00-\x09\x0b-\x1f\x7f]")
+_OUTSIDE_OTHER = "\x80-\x9f\u2028\u2029\ud800-\udfff\ufeff\ufffe\uffff"
+_outside: list[re.Pattern[str]] = []
+
+
+def _unprintable(text: str) -> bool:
+    if text.isascii():
+        return _OUTSIDE_ASCII.search(text) is not None
+    if not _outside:
+        _outside.append(re.compile(f"[{_OUTSIDE_ASCII.pattern[1:-1]}{_OUTSIDE_OTHER}]"))
+    return _outside[0].search(text) is not None
 _MARKER = re.compile(r"^(?:---|\.\.\.)", re.M)
 _KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-/]*:(?= |$)")
 _INT = re.compile(r"[-+]?(?:0|[1-9][0-9]*)")
@@ -308,7 +319,7 @@ def _content_lines(text: str) -> list[_Line]:
 def scan(text: str) -> tuple[list[Node], int] | None:
     """The documents of ``text`` and their count as PyYAML composes them, or None when the text
     is outside the subset."""
-    if not text or _OUTSIDE.search(text) is not None or _MARKER.search(text) is not None:
+    if not text or _unprintable(text) or _MARKER.search(text) is not None:
         return None
     lines = _content_lines(text)
     if not lines or lines[0].indent != 0:
