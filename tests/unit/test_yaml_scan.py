@@ -12,11 +12,14 @@ from pathlib import Path
 
 import pytest
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kimi_lsp.syntax import _pyyaml
 from kimi_lsp.syntax import yaml as reader
 from kimi_lsp.syntax import yaml_scan
 from kimi_lsp.syntax.ynodes import MappingNode, Node, ScalarNode, SequenceNode
+from tests.unit.test_yaml_fast_paths import TRICKY
 
 TESTS = Path(__file__).resolve().parents[1]
 ROOT = TESTS.parent
@@ -203,3 +206,19 @@ def test_fixture_projects_lint_the_same_scanned_or_composed(tmp_path: Path, monk
     scanned = run(True)
     assert scanned == run(False)
     assert len(scanned) > 100
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.one_of(
+    st.sampled_from(TRICKY),
+    st.from_regex(r"[-+]?[0-9_.:]{1,10}([eE][-+]?[0-9]{1,3})?", fullmatch=True),
+    st.from_regex(r"[-+.~<=a-zA-Z0-9_/$:#@!%&*'\"\[\]{},| ]{1,12}", fullmatch=True),
+))
+def test_the_resolver_types_every_plain_scalar_as_pyyaml_does(s: str) -> None:
+    """Number-like, word-like and indicator-laden scalars alone, as values, in lists: the scan
+    either declines or agrees with PyYAML (tag and constructed value)."""
+    for doc in (f"key: {s}\n", f"- {s}\n", f"v: [{s}, 1]\n", f"{s}: 1\n"):
+        try:
+            _agrees(doc)
+        except yaml.YAMLError:  # PyYAML's safe_load rejects it: the scan must have declined then
+            assert yaml_scan.scan(doc) is None, doc
