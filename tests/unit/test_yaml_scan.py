@@ -163,6 +163,7 @@ DECLINED = [
     "a: -\n",
     "a: @x\n",
     "k" * 1500 + ": 1\n",
+    "tp-size: " + "9" * 5000 + "\n",  # too long for int(): PyYAML's path reports it
     "scalar\n",
 ]
 

@@ -78,6 +78,8 @@ def resolve(value: str) -> str:
     c = value[0]
     if c in "-+0123456789.":
         if _INT.fullmatch(value):
+            if len(value) > 600:  # past Python's int-from-text limit (640 digits at its lowest)
+                raise _Decline  # PyYAML's path reports the value that cannot be loaded
             return INT_TAG
         if _FLOAT.fullmatch(value):
             return FLOAT_TAG
