@@ -60,7 +60,7 @@ def lint_serial(files: Sequence[Path], root: Path, overrides: dict[str, Any]) ->
     from kimi_lsp.engine import Engine
     from kimi_lsp.workspace import Workspace
 
-    engine = Engine(Workspace(Path(root)), overrides=overrides)
+    engine = Engine(Workspace(Path(root), stable=True), overrides=overrides)
     _index(engine, files)
     return lint_with(engine, files), list(engine.errors)
 
@@ -129,7 +129,7 @@ def _lint_parallel(
         from kimi_lsp.engine import Engine
         from kimi_lsp.workspace import Workspace
 
-        engine = Engine(Workspace(Path(root)), overrides=overrides)
+        engine = Engine(Workspace(Path(root), stable=True), overrides=overrides)
         engine.referenced_configs.update(referenced)
         for j in sorted(redo):
             results[j] = _FileOut(tuple(engine.lint_file(files[j]).diagnostics), True, True)
@@ -192,7 +192,7 @@ def _init_worker(root: str, overrides: dict[str, Any]) -> None:
     from kimi_lsp.engine import Engine
     from kimi_lsp.workspace import Workspace
 
-    _ENGINE = Engine(Workspace(Path(root)), overrides=overrides)
+    _ENGINE = Engine(Workspace(Path(root), stable=True), overrides=overrides)
 
 
 def _lint_chunk(items: list[tuple[int, str]]) -> tuple[list[tuple[int, _FileOut]], list[str], list[str]]:

@@ -116,6 +116,16 @@ def _glob_match(rel: str, glob: str) -> bool:
 
 def find_config_file(start: Path, workspace: Workspace, stop: Path | None = None) -> Path | None:
     touched(start)
+    if workspace.stable:  # one CLI lint: the answer per directory (see Workspace.stable)
+        key = ("settings-file", start, stop)
+        memo = workspace.memo
+        if key not in memo:
+            memo[key] = _find_config_file(start, workspace, stop)
+        return memo[key]  # type: ignore[return-value]  # stored just above
+    return _find_config_file(start, workspace, stop)
+
+
+def _find_config_file(start: Path, workspace: Workspace, stop: Path | None) -> Path | None:
     d = start if start.is_dir() else start.parent
     for cur in (d, *d.parents):
         for name in ("kimi-lsp.toml", ".kimi-lsp.toml"):

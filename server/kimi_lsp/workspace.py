@@ -108,8 +108,16 @@ class Workspace:
     when no ``.git`` is found above a file.
     """
 
-    def __init__(self, root: Path | None = None, overlays: dict[Path, str] | None = None) -> None:
+    # A stable workspace belongs to one CLI lint, during which nothing on disk is taken to change
+    # (its reads are cached already): existence checks and per-directory answers (the pin
+    # projects of a directory, its settings file) are then remembered in ``memo`` too, until
+    # ``invalidate`` or an overlay change. The server's workspaces are never stable.
+    stable = False
+
+    def __init__(self, root: Path | None = None, overlays: dict[Path, str] | None = None, *, stable: bool = False) -> None:
         self.root = (root or Path.cwd()).resolve()
+        self.stable = stable
+        self.memo: dict[object, object] = {}
         self._overlays: dict[Path, str] = {}
         self._cache: dict[Path, SourceText | ReadFailure | None] = {}
         self._roots: dict[Path, tuple[Path | None, tuple[str, ...]]] = {}
@@ -122,15 +130,18 @@ class Workspace:
         path = normalize_path(path)
         self._overlays[path] = text
         self._cache.pop(path, None)
+        self.memo.clear()
 
     def drop_overlay(self, path: Path) -> None:
         path = normalize_path(path)
         self._overlays.pop(path, None)
         self._cache.pop(path, None)
+        self.memo.clear()
 
     def invalidate(self, path: Path | None = None) -> None:
         self._roots.clear()  # a new or removed .git anywhere: cheap to recompute
         self._real_dirs.clear()
+        self.memo.clear()
         if path is None:
             self._cache.clear()
         else:
@@ -141,6 +152,12 @@ class Workspace:
         path = normalize_path(path)
         if _touched is not None:
             _touched.add(str(path))
+        if self.stable:
+            key = ("exists", path)
+            hit = self.memo.get(key)
+            if hit is None:
+                hit = self.memo[key] = path in self._overlays or path.is_file()
+            return hit is True
         return path in self._overlays or path.is_file()
 
     def read(self, path: Path) -> SourceText | ReadFailure:

@@ -303,6 +303,19 @@ def _bound(start: Path, repo_root: Path, workspace: Workspace) -> Path:
 
 
 def _project(d: Path, workspace: Workspace, bound: Path) -> Project | None:
+    if not workspace.stable:
+        return _read_project(d, workspace, bound)
+    # one CLI lint: every launch file below ``d`` asks for the same project (and the walk up
+    # from each asks for every directory above it)
+    key = ("project", d, bound)
+    memo = workspace.memo
+    if key in memo:
+        return memo[key]  # type: ignore[return-value]  # stored just below
+    found = memo[key] = _read_project(d, workspace, bound)
+    return found
+
+
+def _read_project(d: Path, workspace: Workspace, bound: Path) -> Project | None:
     files = _dir_pin_files(d, workspace)
     if not files:
         return None
