@@ -152,20 +152,26 @@ class _Scanner:
         """The block collection whose first line is the next content line, at ``indent``."""
         if depth > MAX_DEPTH:
             raise _Decline
-        line = self.lines[self.k]
-        if line.text == "-" or line.text.startswith("- "):
+        if _is_entry(self.lines[self.k].text):
             return self.sequence(indent, depth)
         return self.mapping(indent, depth)
+
+    def _line_at(self, indent: int) -> _Line | None:
+        """The next content line when it sits at ``indent``; None at the end or a dedent (the
+        collection ends). A line indented further is not in the subset."""
+        if self.k >= len(self.lines):
+            return None
+        line = self.lines[self.k]
+        if line.indent < indent:
+            return None
+        if line.indent > indent:
+            raise _Decline
+        return line
 
     def mapping(self, indent: int, depth: int) -> MappingNode:
         pairs: list[tuple[Node, Node]] = []
         start = self.lines[self.k].start
-        while self.k < len(self.lines):
-            line = self.lines[self.k]
-            if line.indent < indent:
-                break
-            if line.indent > indent:
-                raise _Decline
+        while (line := self._line_at(indent)) is not None:
             m = _KEY.match(line.text)
             if m is None:
                 raise _Decline  # a sequence entry here, a quoted or complex key, not a mapping...
@@ -180,14 +186,9 @@ class _Scanner:
     def sequence(self, indent: int, depth: int) -> SequenceNode:
         items: list[Node] = []
         start = self.lines[self.k].start
-        while self.k < len(self.lines):
-            line = self.lines[self.k]
-            if line.indent < indent:
-                break
-            if line.indent > indent:
-                raise _Decline
+        while (line := self._line_at(indent)) is not None:
             text = line.text
-            if not (text == "-" or text.startswith("- ")):
+            if not _is_entry(text):
                 break  # an indentless sequence ends at its mapping's next key
             rest_at = 1
             while rest_at < len(text) and text[rest_at] == " ":
@@ -232,8 +233,7 @@ class _Scanner:
         return node
 
     def _dash_next(self) -> bool:
-        text = self.lines[self.k].text
-        return text == "-" or text.startswith("- ")
+        return _is_entry(self.lines[self.k].text)
 
     def _inline(self, text: str, at: int, base: int) -> tuple[Node, int]:
         """The scalar or flow sequence at ``text[at:]`` (block context): its node and where it ends."""
@@ -290,6 +290,11 @@ class _Scanner:
             raise _Decline
         end = i + 1
         return SequenceNode(SEQ_TAG, items, Mark(base + at), Mark(base + end), True), end
+
+
+def _is_entry(text: str) -> bool:
+    """A block sequence entry: ``-`` alone or followed by a space."""
+    return text == "-" or text.startswith("- ")
 
 
 def _quoted(text: str, at: int, base: int) -> tuple[ScalarNode, int]:
