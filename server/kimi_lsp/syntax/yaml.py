@@ -61,7 +61,6 @@ SEQ_TAG = "tag:yaml.org,2002:seq"
 BOOL_TAG = "tag:yaml.org,2002:bool"
 
 
-
 MAX_ALIAS_NODES = 10_000  # nodes that alias expansion may add to a document
 MAX_DEPTH = 100
 # Pure-Python PyYAML reads flow-heavy text at ~100 KB/s: re-reading a large file only to word an
@@ -91,13 +90,11 @@ class Loaded:
     syntax_error: bool = False  # the parser rejected the text (as opposed to a limit we enforce)
 
 
-
 def _point(text: str, index: int) -> Span:
     index = max(0, min(index, len(text)))
     if index < len(text) and text[index] not in "\r\n":
         return Span(index, index + 1)
     return Span(index, index)
-
 
 
 def check_limits(root: Node) -> str | None:
@@ -134,7 +131,6 @@ def _children(node: Node) -> list[Node]:
             out.append(v)
         return out
     return []
-
 
 
 def load(text: str) -> Loaded:
