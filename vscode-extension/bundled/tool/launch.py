@@ -123,8 +123,7 @@ def prepare_in(storage, wheels, key):
         except OSError:
             pass
         return final
-    if not os.path.isdir(parent):
-        os.makedirs(parent)
+    os.makedirs(parent, exist_ok=True)  # windows starting together may all get here at once
     tmp = tempfile.mkdtemp(prefix=".tmp-%s-" % key, dir=parent)
     try:
         unpack(wheels, tmp)

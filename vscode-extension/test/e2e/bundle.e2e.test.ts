@@ -44,7 +44,9 @@ const VSIX = process.env.KIMI_LSP_VSIX || join(EXT_ROOT, 'kimi-lsp.vsix');
 const REQUIRED = process.env.KIMI_LSP_REQUIRE_VSIX === '1';
 const FRESH_BASE = process.env.KIMI_LSP_FRESH_PYTHON || PYTHON;
 const SERVER_PACKAGES = ['kimi_lsp', 'pygls', 'lsprotocol', 'attrs', 'cattrs', 'yaml', 'tomlkit', 'packaging', 'typing_extensions', 'exceptiongroup', 'tomli'];
-const K3_YAML = 'model-path: moonshotai/Kimi-K3\ndcp-size: 8\ndecode-attention-backend: cutedsl_mla\n';
+// The anchor on the last line is outside the subset syntax/yaml_scan.py reads without PyYAML, so
+// the bundle's PyYAML (packed from its sdist's Python sources) composes this file.
+const K3_YAML = 'model-path: moonshotai/Kimi-K3\ndcp-size: 8\ndecode-attention-backend: cutedsl_mla\nserved-model-name: &name kimi-k3\n';
 const OLD_PIN = 'flashinfer-python==0.6.16.post4\n';
 const posix = process.platform !== 'win32';
 
