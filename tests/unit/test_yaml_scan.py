@@ -42,9 +42,9 @@ def _agrees(text: str) -> bool | None:
     ref = _pyyaml.load(text)
     assert not ref.problems, (text, ref.problems)
     assert (len(ref.docs), ref.count) == (len(got[0]), got[1]), text
-    for a, b in zip(got[0], ref.docs):
+    for a, b, value in zip(got[0], ref.docs, yaml.safe_load_all(text)):
         assert _sig(a) == _sig(b), text
-        assert _same(reader.construct(a, text), yaml.safe_load(text)), text
+        assert _same(reader.construct(a, text), value), text
     return True
 
 
@@ -114,6 +114,9 @@ ACCEPTED = [
     "- a\n- b\n",
     "k: é ✓ 🚀\n# 中文注释\nv: \"中文\"\n",
     "a: 1",
+    "---\na: 1\n",
+    "# head\n--- # first\na: 1\n---\n- b\n---   \nc:\n  d: [1]\n# tail\n",
+    "a: 1\n---\nb: 2",
     "a:\n  # comment\n  b: 1\n    # deeper comment\nc: 2\n",
 ]
 
@@ -126,8 +129,12 @@ def test_the_shapes_of_the_subset_are_accepted(text: str) -> None:
 DECLINED = [
     "",  # empty: PyYAML says what an empty stream is
     "# only a comment\n",
-    "---\na: 1\n",
     "a: 1\n...\n",
+    "--- a: 1\n",
+    "---\n---\na: 1\n",
+    "a: 1\n---\n",
+    "---\n  a: 1\n",
+    "---x: 1\n",
     "%YAML 1.1\n---\na: 1\n",
     "a: &x 1\nb: *x\n",
     "a: !!str 1\n",

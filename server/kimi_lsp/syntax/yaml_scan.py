@@ -5,7 +5,7 @@ Importing PyYAML costs more than Python's own start-up, and a pre-commit run on 
 YAML line by line and gives exactly the nodes PyYAML's libyaml composer gives (tags, values,
 styles, offsets of every mark), or None, and the caller composes the text with PyYAML as before.
 
-The subset, one document without markers or directives:
+The subset, documents separated by ``---`` lines (no directives, no ``...``):
 
 * block mappings whose keys are plain words (``model-path``, ``app.kubernetes.io/name``) followed
   by ``:`` and a space or the end of the line;
@@ -58,7 +58,8 @@ def _unprintable(text: str) -> bool:
     if not _outside:
         _outside.append(re.compile(f"[{_OUTSIDE_ASCII.pattern[1:-1]}{_OUTSIDE_OTHER}]"))
     return _outside[0].search(text) is not None
-_MARKER = re.compile(r"^(?:---|\.\.\.)", re.M)
+_DOC_END = re.compile(r"^\.\.\.", re.M)
+_DOC_START = re.compile(r"---(?: +(?:#.*)?)?")  # alone on its line but for a comment
 _KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-/]*:(?= |$)")
 _INT = re.compile(r"[-+]?(?:0|[1-9][0-9]*)")
 _FLOAT = re.compile(r"[-+]?[0-9]+\.[0-9]*(?:[eE][-+][0-9]+)?")  # YAML 1.1 floats need the dot
@@ -136,14 +137,15 @@ class _Line:
 
 
 class _Scanner:
-    def __init__(self, text: str, lines: list[_Line]) -> None:
+    def __init__(self, text: str, lines: list[_Line], end: int) -> None:
         self.text = text
-        self.lines = lines
+        self.lines = lines  # the document's content lines
+        self.end = end  # where the document ends: the next ``---``, or the end of the text
         self.k = 0  # the next content line
 
     def _next_start(self) -> int:
         """Where the next token is: a collection ends there (libyaml's block-end mark)."""
-        return self.lines[self.k].start if self.k < len(self.lines) else len(self.text)
+        return self.lines[self.k].start if self.k < len(self.lines) else self.end
 
     def _next_indent(self) -> int:
         return self.lines[self.k].indent if self.k < len(self.lines) else -1
@@ -326,16 +328,31 @@ def _content_lines(text: str) -> list[_Line]:
 def scan(text: str) -> tuple[list[Node], int] | None:
     """The documents of ``text`` and their count as PyYAML composes them, or None when the text
     is outside the subset."""
-    if not text or _unprintable(text) or _MARKER.search(text) is not None:
+    if not text or _unprintable(text) or _DOC_END.search(text) is not None:
         return None
-    lines = _content_lines(text)
-    if not lines or lines[0].indent != 0:
-        return None
-    scanner = _Scanner(text, lines)
-    try:
-        root = scanner.block(0, 1)
-    except _Decline:
-        return None
-    if scanner.k != len(lines):
-        return None
-    return [root], 1
+    # documents: the lines before the first ``---`` (when there are any), then those after each
+    docs: list[list[_Line]] = [[]]
+    ends: list[int] = []
+    for line in _content_lines(text):
+        if line.indent == 0 and line.text.startswith("---"):
+            if not _DOC_START.fullmatch(line.text):
+                return None  # content on the marker's line, or a scalar that starts with ---
+            ends.append(line.start)
+            docs.append([])
+        else:
+            docs[-1].append(line)
+    ends.append(len(text))
+    if not docs[0] and len(docs) > 1:
+        docs, ends = docs[1:], ends[1:]  # only comments before the first ``---``
+    nodes: list[Node] = []
+    for lines, end in zip(docs, ends):
+        if not lines or lines[0].indent != 0:
+            return None  # an empty document (a null), or one whose root is indented
+        scanner = _Scanner(text, lines, end)
+        try:
+            nodes.append(scanner.block(0, 1))
+        except _Decline:
+            return None
+        if scanner.k != len(lines):
+            return None
+    return nodes, len(nodes)
