@@ -12,12 +12,13 @@ The subset, documents separated by ``---`` lines (no directives, no ``...``):
 * block sequences (``- item``), indentless under a key too, with compact mappings (``- name: x``);
 * values on the entry's own line: a plain scalar of one line, a single- or double-quoted scalar
   without escapes, or a flow sequence ``[1, 2, 4]`` of such scalars; an empty value (null) or a
-  nested block on the lines below;
+  nested block on the lines below; a literal block scalar (``|`` or ``|-``, the indentation
+  taken from its first line), as in ``run: |`` and ``command: |``;
 * comments and blank lines anywhere; only characters YAML prints, no tabs, no CR.
 
 Plain scalars resolve as YAML 1.1 does in PyYAML (booleans ``yes``/``on``..., nulls, ints, floats,
 strings); a plain scalar whose type this module cannot be sure of (``1_000.5``, ``0x1F``, ``2024-01-01``,
-``.5``, ``<<``) is declined, like anchors, tags, aliases, block scalars, flow mappings and
+``.5``, ``<<``) is declined, like anchors, tags, aliases, folded and kept (``>``, ``|+``) block scalars, flow mappings and
 multi-line scalars. A differential test holds the scan to PyYAML on every YAML file under
 ``tests/`` and on their mutations.
 """
@@ -226,6 +227,11 @@ class _Scanner:
             if self._next_indent() > indent:
                 raise _Decline
             return node
+        if text[at] == "|":
+            node = self._literal(line, at, indent)
+            if self._next_indent() > indent:
+                raise _Decline
+            return node
         node, end = self._inline(text, at, line.start)
         tail = text[end:]
         if tail and not (tail.lstrip(" ").startswith("#") and tail[0] == " "):
@@ -233,6 +239,52 @@ class _Scanner:
         if self._next_indent() > indent:
             raise _Decline  # a multi-line scalar or a value YAML rejects
         return node
+
+    def _literal(self, line: _Line, at: int, indent: int) -> ScalarNode:
+        """A literal block scalar (``|`` or ``|-``) whose header is at ``line.text[at]``, its
+        content on the lines below, more indented than ``indent``; moves past them."""
+        header = line.text[at + 1 :]
+        strip = header.startswith("-")
+        rest = header[1:] if strip else header
+        if rest.strip(" ") and not (rest[0] == " " and rest.lstrip(" ").startswith("#")):
+            raise _Decline  # keep (+), an indentation indicator, or text after the header
+        src = self.text
+        pos = src.find("\n", line.start + at)
+        if pos < 0:
+            raise _Decline  # nothing below the header: an empty scalar
+        pos += 1
+        lines: list[tuple[bool, str, bool]] = []  # (content?, text without the indentation, line break after it?)
+        width = 0  # the content's indentation, from its first line
+        end = len(src)
+        while pos < len(src):
+            eol = src.find("\n", pos)
+            raw = src[pos:] if eol < 0 else src[pos:eol]
+            body = raw.lstrip(" ")
+            n = len(raw) - len(body)
+            if not width:
+                if not body or n <= indent:
+                    raise _Decline  # leading blank lines, or an empty scalar
+                width = n
+            if (body and n < width) or (not body and n <= width and eol < 0):
+                # the scalar ends at the start of the first line indented less, or of a blank
+                # last line without a line break (libyaml's mark follows the last break it read)
+                end = pos
+                break
+            # spaces beyond the indentation are content, even on a line of nothing else
+            lines.append((bool(body) or n > width, raw[width:], eol >= 0))
+            if eol < 0:
+                break
+            pos = eol + 1
+        if not lines:
+            raise _Decline  # the header on the text's last line: an empty scalar
+        last = max(i for i, (content, _, _) in enumerate(lines) if content)
+        kept = lines[: last + 1]  # trailing blank lines are chomped, in clip as in strip
+        value = "\n".join(piece for _, piece, _ in kept)
+        if not strip and kept[-1][2]:
+            value += "\n"  # clip: the final line break, when the last line has one
+        while self.k < len(self.lines) and self.lines[self.k].start < end:
+            self.k += 1  # the content lines (a "# ..." line in it is content, not a comment)
+        return ScalarNode(STR_TAG, value, Mark(line.start + at), Mark(end), "|")
 
     def _dash_next(self) -> bool:
         return _is_entry(self.lines[self.k].text)
