@@ -16,11 +16,11 @@ The subset, documents separated by ``---`` lines (no directives, no ``...``):
   taken from its first line), as in ``run: |`` and ``command: |``;
 * comments and blank lines anywhere; only characters YAML prints, no tabs, no CR.
 
-Plain scalars resolve as YAML 1.1 does in PyYAML (booleans ``yes``/``on``..., nulls, ints, floats,
-strings); a plain scalar whose type this module cannot be sure of (``1_000.5``, ``0x1F``, ``2024-01-01``,
-``.5``, ``<<``) is declined, like anchors, tags, aliases, folded and kept (``>``, ``|+``) block scalars, flow mappings and
-multi-line scalars. A differential test holds the scan to PyYAML on every YAML file under
-``tests/`` and on their mutations.
+Plain scalars resolve as YAML 1.1 does in PyYAML (booleans ``yes``/``on``..., nulls, ints,
+floats, strings); a plain scalar whose type this module cannot be sure of (``1_000.5``, ``0x1F``,
+``2024-01-01``, ``.5``, ``<<``) is declined, like anchors, tags, aliases, folded and kept block
+scalars (``>``, ``|+``), flow mappings and multi-line plain scalars. ``tests/unit/test_yaml_scan.py``
+holds the scan to PyYAML on every YAML file under ``tests/``, their mutations and generated text.
 """
 from __future__ import annotations
 
@@ -59,6 +59,8 @@ def _unprintable(text: str) -> bool:
     if not _outside:
         _outside.append(re.compile(f"[{_OUTSIDE_ASCII.pattern[1:-1]}{_OUTSIDE_OTHER}]"))
     return _outside[0].search(text) is not None
+
+
 _DOC_END = re.compile(r"^\.\.\.", re.M)
 _DOC_START = re.compile(r"---(?: +(?:#.*)?)?")  # alone on its line but for a comment
 _KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-/]*:(?= |$)")
