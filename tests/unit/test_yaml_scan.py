@@ -108,6 +108,7 @@ ACCEPTED = [
     "a: 1.\nb: 5.0e-2\nc: -1.5E+3\ne: 0.5.23\nf: 1.2.3.4\ng: [0.6.17, 0.88]\n",
     "a: -foo\nb: +x\nc: http://h:8080/p#frag\nd: a#b\ne: x, [y] {z}\nf: '#1'\ng: \"a: b\"\nh: ''\n",
     "bs: [1, 2, 4]\ne: []\nq: ['a', \"b\", c d]\n",
+    "labels: {app: sglang-1, tier: 'gpu'}\nports: [{port: 80}, {port: 443, name: \"tls\"}]\nnone: {}\nsp: { a: 1 , b: -x }\n",
     "seq:\n- a\n- b: 1\n  c: 2\n-\nnested:\n  a: 1\n\n  b: on\n# end",
     "spec:\n  containers:\n    - name: x\n      args:\n      - --tp\n      - 8\n      env:\n        - name: A\n          value: '1'\n",
     "on: [push]\nyes: 1\n_x: 2\nnull: 3\n",
@@ -155,7 +156,8 @@ DECLINED = [
     "a: |\n    x\n  y\n",  # a line between the mapping's indentation and the content's
     "a: 0x1F\n", "a: 010\n", "a: 1_000\n", "a: 1_0.5\n", "a: 2024-01-01\n", "a: .5\n", "a: .inf\n", "a: 1e+5\n", "a: 1e5\n", "a: 1.2.3-rc1\n", "a: 8080:30\n",
     "a: 1:30\n", "<<: {b: 1}\n", "a: =\n",
-    "a: {b: 1}\n",
+    "a: {b: [1]}\n", "a: {b}\n", "a: {b: 1,}\n", "a: {'b': 1}\n", "a: {b:1}\n", "a: {b: }\n", "a: {b: 1\n", "a: {b: 1} x\n",
+    "a: [{b: {c: 1}}]\n", "a: {b: http://x}\n",
     "a: [1,\n  2]\n",
     "a: [1, 2,]\n",
     "a: [[1]]\n",
@@ -263,3 +265,28 @@ def test_generated_literal_block_scalars_agree_or_are_declined() -> None:
         except yaml.YAMLError:
             assert yaml_scan.scan(text) is None, text
     assert accepted > 400
+
+
+def test_generated_flow_collections_agree_or_are_declined() -> None:
+    """One-line flow sequences and mappings, nested two deep, with scalars of every kind, odd
+    spacing, missing or trailing separators and text after them: 4,000, seeded."""
+    rng = random.Random(9)
+    atoms = ["a", "b1", "x-y", "1", "0.5", "yes", "~", "'q'", '"d d"', "-x", "http://h", "a b", "", " ", "{", "}",
+             "[", "]", ",", ": ", ":", "#", " #c", "?", "&a", "*a", "!t", "k: v", "0x1", "1e3"]
+
+    def flow(depth: int = 0) -> str:
+        if rng.random() < 0.5:
+            items = [rng.choice(atoms) if depth > 1 or rng.random() < 0.7 else flow(depth + 1) for _ in range(rng.randint(0, 3))]
+            return "[" + rng.choice([", ", ",", " , "]).join(items) + rng.choice(["]", " ]", ",]", ""])
+        pairs = [rng.choice(["a", "b", "k1", "on", "x.y/z", "'k'", "1"]) + rng.choice([": ", ":", ":  "])
+                 + (rng.choice(atoms) if depth > 1 or rng.random() < 0.8 else flow(depth + 1)) for _ in range(rng.randint(0, 3))]
+        return "{" + rng.choice([" ", ""]) + ", ".join(pairs) + rng.choice(["}", " }", ",}", ""])
+
+    accepted = 0
+    for _ in range(4000):
+        text = rng.choice(["k: ", "- ", "a:\n  - ", "a:\n  b: "]) + flow() + rng.choice(["\n", "", " # c\n", "\nz: 1\n", " x\n"])
+        try:
+            accepted += bool(_agrees(text))
+        except yaml.YAMLError:
+            assert yaml_scan.scan(text) is None, text
+    assert accepted > 300

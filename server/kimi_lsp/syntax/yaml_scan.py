@@ -11,7 +11,8 @@ The subset, documents separated by ``---`` lines (no directives, no ``...``):
   by ``:`` and a space or the end of the line;
 * block sequences (``- item``), indentless under a key too, with compact mappings (``- name: x``);
 * values on the entry's own line: a plain scalar of one line, a single- or double-quoted scalar
-  without escapes, or a flow sequence ``[1, 2, 4]`` of such scalars; an empty value (null) or a
+  without escapes, a flow sequence ``[1, 2, 4]`` of such scalars and flow mappings, or a flow
+  mapping ``{app: sglang}`` of plain-word keys and such scalars; an empty value (null) or a
   nested block on the lines below; a literal block scalar (``|`` or ``|-``, the indentation
   taken from its first line), as in ``run: |`` and ``command: |``;
 * comments and blank lines anywhere; only characters YAML prints, no tabs, no CR.
@@ -19,8 +20,9 @@ The subset, documents separated by ``---`` lines (no directives, no ``...``):
 Plain scalars resolve as YAML 1.1 does in PyYAML (booleans ``yes``/``on``..., nulls, ints,
 floats, strings); a plain scalar whose type this module cannot be sure of (``1_000.5``, ``0x1F``,
 ``2024-01-01``, ``.5``, ``<<``) is declined, like anchors, tags, aliases, folded and kept block
-scalars (``>``, ``|+``), flow mappings and multi-line plain scalars. ``tests/unit/test_yaml_scan.py``
-holds the scan to PyYAML on every YAML file under ``tests/``, their mutations and generated text.
+scalars (``>``, ``|+``), nested or multi-line flow collections and multi-line plain scalars.
+``tests/unit/test_yaml_scan.py`` holds the scan to PyYAML on every YAML file under ``tests/``,
+their mutations and generated text.
 """
 from __future__ import annotations
 
@@ -292,10 +294,12 @@ class _Scanner:
         return _is_entry(self.lines[self.k].text)
 
     def _inline(self, text: str, at: int, base: int) -> tuple[Node, int]:
-        """The scalar or flow sequence at ``text[at:]`` (block context): its node and where it ends."""
+        """The scalar or flow collection at ``text[at:]`` (block context): its node and where it ends."""
         c = text[at]
         if c == "[":
             return self._flow_sequence(text, at, base)
+        if c == "{":
+            return _flow_mapping(text, at, base)
         if c == "'" or c == '"':
             return _quoted(text, at, base)
         if c in _BAD_START or (c == "-" and (at + 1 >= len(text) or text[at + 1] == " ")):
@@ -309,43 +313,73 @@ class _Scanner:
         return ScalarNode(resolve(value), value, Mark(base + at), Mark(base + end), ""), end
 
     def _flow_sequence(self, text: str, at: int, base: int) -> tuple[Node, int]:
+        """``[a, 'b', {k: v}]`` on one line: scalars and flow mappings of scalars."""
         items: list[Node] = []
-        i = at + 1
-        n = len(text)
+        i = _skip_spaces(text, at + 1)
+        if text.startswith("]", i):
+            return SequenceNode(SEQ_TAG, items, Mark(base + at), Mark(base + i + 1), True), i + 1
         while True:
-            while i < n and text[i] == " ":
-                i += 1
-            if i >= n:
-                raise _Decline  # continued on the next line
-            if text[i] == "]":
-                if items:
-                    raise _Decline  # a trailing comma
-                break
-            c = text[i]
-            if c == "'" or c == '"':
-                item, i = _quoted(text, i, base)
+            if text.startswith("{", i):
+                item, i = _flow_mapping(text, i, base)
             else:
-                if c in _BAD_START or c == "-" and (i + 1 >= n or text[i + 1] in " ,]"):
-                    raise _Decline
-                j = i
-                while j < n and text[j] not in ",[]{}#":
-                    j += 1
-                value = text[i:j].rstrip(" ")
-                if not value or ":" in value or j < n and text[j] == "#":
-                    raise _Decline
-                item = ScalarNode(resolve(value), value, Mark(base + i), Mark(base + i + len(value)), "")
-                i = i + len(value)
+                item, i = _flow_scalar(text, i, base)
             items.append(item)
-            while i < n and text[i] == " ":
-                i += 1
-            if i < n and text[i] == ",":
-                i += 1
+            i = _skip_spaces(text, i)
+            if text.startswith(",", i):
+                i = _skip_spaces(text, i + 1)  # another item must follow: a trailing comma is declined
                 continue
-            if i < n and text[i] == "]":
-                break
+            if text.startswith("]", i):
+                return SequenceNode(SEQ_TAG, items, Mark(base + at), Mark(base + i + 1), True), i + 1
             raise _Decline
-        end = i + 1
-        return SequenceNode(SEQ_TAG, items, Mark(base + at), Mark(base + end), True), end
+
+
+def _skip_spaces(text: str, i: int) -> int:
+    while i < len(text) and text[i] == " ":
+        i += 1
+    return i
+
+
+def _flow_scalar(text: str, i: int, base: int) -> tuple[ScalarNode, int]:
+    """A quoted or plain scalar inside ``[...]``/``{...}`` (one line); the plain one ends at a
+    flow indicator and may hold no ``:`` or ``#``."""
+    n = len(text)
+    if i >= n:
+        raise _Decline  # continued on the next line
+    c = text[i]
+    if c == "'" or c == '"':
+        return _quoted(text, i, base)
+    if c in _BAD_START or c == "-" and (i + 1 >= n or text[i + 1] in " ,]}"):
+        raise _Decline
+    j = i
+    while j < n and text[j] not in ",[]{}#":
+        j += 1
+    value = text[i:j].rstrip(" ")
+    if not value or ":" in value or j < n and text[j] == "#":
+        raise _Decline
+    return ScalarNode(resolve(value), value, Mark(base + i), Mark(base + i + len(value)), ""), i + len(value)
+
+
+def _flow_mapping(text: str, at: int, base: int) -> tuple[MappingNode, int]:
+    """``{k: v, k2: 'v2'}`` on one line: plain-word keys, each with a scalar after ``: ``."""
+    pairs: list[tuple[Node, Node]] = []
+    i = _skip_spaces(text, at + 1)
+    if text.startswith("}", i):
+        return MappingNode(MAP_TAG, pairs, Mark(base + at), Mark(base + i + 1), True), i + 1
+    while True:
+        m = _KEY.match(text, i)
+        if m is None or not text.startswith(" ", m.end()):
+            raise _Decline  # a quoted or complex key, a key without a value, ``k:v``
+        word = m.group()[:-1]
+        key = ScalarNode(resolve(word), word, Mark(base + i), Mark(base + i + len(word)), "")
+        value, i = _flow_scalar(text, _skip_spaces(text, m.end()), base)
+        pairs.append((key, value))
+        i = _skip_spaces(text, i)
+        if text.startswith(",", i):
+            i = _skip_spaces(text, i + 1)
+            continue
+        if text.startswith("}", i):
+            return MappingNode(MAP_TAG, pairs, Mark(base + at), Mark(base + i + 1), True), i + 1
+        raise _Decline
 
 
 def _is_entry(text: str) -> bool:
