@@ -319,6 +319,7 @@ class _Scanner:
         if text.startswith("]", i):
             return SequenceNode(SEQ_TAG, items, Mark(base + at), Mark(base + i + 1), True), i + 1
         while True:
+            item: Node
             if text.startswith("{", i):
                 item, i = _flow_mapping(text, i, base)
             else:
