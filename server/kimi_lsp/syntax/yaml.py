@@ -56,9 +56,9 @@ class ScalarChars:
     anchor: int
 
 
-INT_TAG = "tag:yaml.org,2002:int"
-SEQ_TAG = "tag:yaml.org,2002:seq"
-BOOL_TAG = "tag:yaml.org,2002:bool"
+# the resolved tags, the scan's (both composers give them; the readers import them from here)
+INT_TAG, SEQ_TAG, BOOL_TAG = yaml_scan.INT_TAG, yaml_scan.SEQ_TAG, yaml_scan.BOOL_TAG
+STR_TAG, NULL_TAG = yaml_scan.STR_TAG, yaml_scan.NULL_TAG
 
 
 MAX_ALIAS_NODES = 10_000  # nodes that alias expansion may add to a document
@@ -68,8 +68,6 @@ MAX_DEPTH = 100
 # wording (same position) is kept.
 PURE_REPARSE_MAX_CHARS = 64 * 1024
 
-STR_TAG = "tag:yaml.org,2002:str"
-NULL_TAG = "tag:yaml.org,2002:null"
 MERGE_TAG = "tag:yaml.org,2002:merge"
 
 _DQ_ESCAPES = {
@@ -152,13 +150,6 @@ def _scan_first() -> bool:
     return "yaml" not in sys.modules
 
 
-def problem_from_error(exc: Exception, text: str, *, c_loader: bool = False) -> YamlProblem:
-    """A PyYAML exception as a problem at the position it names."""
-    from kimi_lsp.syntax import _pyyaml
-
-    return _pyyaml.problem_from_error(exc, text, c_loader=c_loader)
-
-
 def single_document_problem(text: str) -> YamlProblem | None:
     """What ``yaml.safe_load`` says about a stream of several documents (sglang reads one)."""
     from kimi_lsp.syntax import _pyyaml
@@ -175,7 +166,7 @@ class ConstructError(Exception):
 
 
 _MISSING = object()
-_BOOLS = {"yes": True, "no": False, "true": True, "false": False, "on": True, "off": False}  # SafeConstructor's
+_SCANNED = (ScalarNode, SequenceNode, MappingNode)  # the classes only yaml_scan composes
 
 
 def _fast_scalar(node: Node) -> object:
@@ -190,7 +181,8 @@ def _fast_scalar(node: Node) -> object:
     if tag == NULL_TAG:
         return None
     if tag == BOOL_TAG:
-        return _BOOLS.get(value.lower(), _MISSING)
+        # the spellings the resolver types as bool; any other (an explicit !!bool) goes the slow way
+        return yaml_scan.BOOL_WORDS.get(value, _MISSING)
     return _MISSING
 
 
@@ -208,9 +200,6 @@ def construct(node: Node, text: str, span: Span | None = None) -> object:
     from kimi_lsp.syntax import _pyyaml
 
     return _pyyaml.construct(node, text, span)
-
-
-_SCANNED = (ScalarNode, SequenceNode, MappingNode)
 
 
 class YamlText:
