@@ -125,7 +125,7 @@ def test_check_imports_neither_pygls_nor_torch(example: Path) -> None:
 HEAVY = ("dataclasses", "inspect", "packaging.requirements", "packaging.markers", "logging", "difflib", "subprocess",
          "tomllib", "tomli", "kimi_lsp.syntax.toml", "ast", "kimi_lsp.syntax.python", "kimi_lsp.syntax.notebook",
          "kimi_lsp.surfaces.python", "kimi_lsp.surfaces.notebook", "argparse", "gettext", "shutil",
-         "kimi_lsp.syntax.uv_lock", "yaml", "kimi_lsp.syntax._pyyaml")
+         "kimi_lsp.syntax.uv_lock", "yaml", "kimi_lsp.syntax._pyyaml", "packaging", "typing")
 
 
 def _modules_after(args: list[str], cwd: Path, env: dict[str, str]) -> set[str]:
@@ -137,20 +137,10 @@ def _modules_after(args: list[str], cwd: Path, env: dict[str, str]) -> set[str]:
     return set(line[1].split())
 
 
-def _packaging_imports_tags() -> bool:
-    """packaging before 26.4 imports packaging.tags (and with it logging, subprocess, platform)
-    from packaging.specifiers: ~14 ms that kimi-lsp cannot avoid at its declared floor."""
-    import packaging
-    from packaging.version import Version
-
-    return Version(packaging.__version__) < Version("26.4")
-
-
 def test_one_file_check_stays_off_heavy_modules(example: Path) -> None:
     mods = _modules_after(["--check", "-q", "deploy/k3-dcp.yaml"], example, {})
     assert "kimi_lsp.engine" in mods
-    heavy = [m for m in HEAVY if not (_packaging_imports_tags() and m in ("logging", "subprocess"))]
-    assert not [m for m in heavy if m in mods]
+    assert not [m for m in HEAVY if m in mods]
 
 
 def test_a_cache_hit_loads_no_engine(example: Path) -> None:

@@ -23,9 +23,11 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
+TYPE_CHECKING = False  # typing is not imported at run time (start-up: see _record.py)
 if TYPE_CHECKING:  # the engine is imported where it is used: `--check` on one file stays lean
+    from typing import Any
+
     from kimi_lsp.diagnostics import Diagnostic
     from kimi_lsp.engine import Engine
 

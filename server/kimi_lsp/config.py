@@ -10,13 +10,16 @@ import fnmatch
 import os
 import re
 from pathlib import Path
-from typing import Any
 
 from kimi_lsp import settings_schema as schema
 from kimi_lsp._record import dataclass, field, replace
 from kimi_lsp.diagnostics import Severity
 from kimi_lsp.text import Span
 from kimi_lsp.workspace import SourceText, Workspace, touched
+
+TYPE_CHECKING = False  # typing is not imported at run time (start-up: see _record.py)
+if TYPE_CHECKING:
+    from typing import Any
 
 KNOWN_KEYS = schema.PROJECT_KEYS
 GPU_SM = schema.GPU_SM

@@ -13,7 +13,6 @@ import os
 import re
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from kimi_lsp import suppression
 from kimi_lsp._record import dataclass, field
@@ -29,6 +28,8 @@ from kimi_lsp.surfaces.model import ConfigFile, Entry, LaunchCommand, Surface, S
 from kimi_lsp.text import Span
 from kimi_lsp.walk import DOC_SUFFIXES, LAUNCH_SUFFIXES, looks_like_launch_candidate  # re-exported: the file-name question lives below the engine
 from kimi_lsp.workspace import ReadFailure, SourceText, Workspace, touched
+
+TYPE_CHECKING = False  # typing is not imported at run time (start-up: see _record.py)
 
 if TYPE_CHECKING:
     import logging
@@ -637,7 +638,7 @@ def neighbours(version: str) -> tuple[str, ...] | None:
     (``0.5.0rc2``) or a post release kimi-lsp does not ship holds code between its neighbours.
     () when it is older than every shipped release (no schema speaks for it); None when it is
     newer than every one or cannot be ordered."""
-    from packaging.version import InvalidVersion, Version
+    from kimi_lsp.pep440 import InvalidVersion, Version
 
     try:
         v = Version(version)
@@ -659,7 +660,7 @@ def _beyond_data(release: ReleaseResolution) -> bool:
         return True
     if release.version is None:
         return False
-    from packaging.version import InvalidVersion, Version
+    from kimi_lsp.pep440 import InvalidVersion, Version
 
     try:
         v = Version(release.version)

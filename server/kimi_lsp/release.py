@@ -32,13 +32,15 @@ import functools
 import os
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from kimi_lsp._record import dataclass, replace
 from kimi_lsp.diagnostics import Location
 from kimi_lsp.text import Located, Span
 
+TYPE_CHECKING = False  # typing is not imported at run time (start-up: see _record.py)
 if TYPE_CHECKING:
+    from typing import Any
+
     from kimi_lsp.config import Settings
     from kimi_lsp.pins.discovery import Governing
     from kimi_lsp.pins.model import Pin, PinSource
@@ -670,7 +672,7 @@ def project_release(gov: Governing, workspace: Workspace) -> ReleaseResolution:
 def admitted(specifier: str) -> tuple[str, ...] | None:
     """The shipped releases a range admits (pre-releases only when the range names one, as pip
     does); None when the specifier cannot be read (then the recent releases stand in)."""
-    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+    from kimi_lsp.pep440 import InvalidSpecifier, SpecifierSet
 
     from kimi_lsp.knowledge.schema import shipped_versions
 

@@ -163,7 +163,7 @@ def target_sm(name: str | None) -> int | None:
 
 
 def version_problem(text: str) -> str | None:
-    from packaging.version import InvalidVersion, Version
+    from kimi_lsp.pep440 import InvalidVersion, Version
 
     try:
         Version(text)

@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
-from packaging.version import Version
+from kimi_lsp.pep440 import Version
 
 from kimi_lsp.knowledge import flashinfer as fi
 
@@ -296,7 +296,8 @@ def test_bump_target_is_a_final_with_enable_dcp() -> None:
 # ---------------------------------------------------------------- cost
 
 
-def test_imports_only_stdlib_and_packaging() -> None:
+def test_imports_only_the_standard_library() -> None:
+    """Not even packaging: versions are kimi_lsp.pep440's (start-up; test_pep440.py holds it to packaging)."""
     code = (
         "import sys; before = set(sys.modules); import kimi_lsp.knowledge.flashinfer as f; "
         "f.releases(); f.classify(['>=0.6.10']); f.bump_target('0.5.23'); "
@@ -308,7 +309,7 @@ def test_imports_only_stdlib_and_packaging() -> None:
         env={"PYTHONPATH": src, "PATH": ""},
     ).stdout.split()
     roots = {m.split(".")[0] for m in out}
-    assert roots - set(sys.stdlib_module_names) - {"packaging", "kimi_lsp"} == set()
+    assert roots - set(sys.stdlib_module_names) - {"kimi_lsp"} == set()
 
 
 def test_loading_the_table_is_fast() -> None:

@@ -17,7 +17,7 @@ PACKAGE = Path(__file__).resolve().parents[2] / "server" / "kimi_lsp"
 
 # floor -> units. Lower floors know nothing of higher ones.
 FLOORS: dict[int, tuple[str, ...]] = {
-    0: ("kimi_lsp", "_record", "_toml"),  # the package root holds only __version__
+    0: ("kimi_lsp", "_record", "_toml", "pep440"),  # the package root holds only __version__
     1: ("text",),
     2: ("diagnostics", "workspace", "settings_schema"),
     3: ("syntax", "suppression", "walk"),

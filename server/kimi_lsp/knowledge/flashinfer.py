@@ -18,8 +18,7 @@ from collections.abc import Iterable, Mapping
 from functools import cache, lru_cache, reduce
 from pathlib import Path
 
-from packaging.specifiers import InvalidSpecifier, Specifier, SpecifierSet
-from packaging.version import InvalidVersion, Version
+from kimi_lsp.pep440 import InvalidSpecifier, InvalidVersion, Specifier, SpecifierSet, Version
 
 from kimi_lsp._record import dataclass
 

@@ -16,9 +16,12 @@ import json
 import os
 import re
 from types import MappingProxyType
-from typing import Any, Callable, Mapping
 
 from kimi_lsp._record import dataclass, field
+
+TYPE_CHECKING = False  # typing is not imported at run time (start-up: see _record.py)
+if TYPE_CHECKING:
+    from typing import Any, Callable, Mapping
 
 # os.path rather than pathlib, argparse, difflib or decimal at import time: this module is on
 # the start-up path of `kimi-lsp --check` and those imports cost more than loading the data.

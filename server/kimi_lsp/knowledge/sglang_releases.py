@@ -14,7 +14,7 @@ from functools import cache
 from pathlib import Path
 from types import MappingProxyType
 
-from packaging.version import InvalidVersion, Version
+from kimi_lsp.pep440 import InvalidVersion, Version
 
 from kimi_lsp._record import dataclass, field
 

@@ -9,16 +9,17 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
-from packaging.specifiers import InvalidSpecifier, SpecifierSet
-from packaging.version import InvalidVersion
+from kimi_lsp.pep440 import InvalidSpecifier, InvalidVersion, SpecifierSet
 
 from kimi_lsp._record import dataclass
 from kimi_lsp.pins.model import Pin, PinFormat, PinProblem, PinSource
 from kimi_lsp.text import Located, Span
 
+TYPE_CHECKING = False  # typing is not imported at run time (start-up: see _record.py)
 if TYPE_CHECKING:
+    from typing import Any
+
     from kimi_lsp.workspace import SourceText
 
 _CANON = re.compile(r"[-_.]+")

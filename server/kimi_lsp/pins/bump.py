@@ -11,8 +11,7 @@ from __future__ import annotations
 
 import re
 
-from packaging.specifiers import InvalidSpecifier, SpecifierSet
-from packaging.version import InvalidVersion, Version
+from kimi_lsp.pep440 import InvalidSpecifier, InvalidVersion, SpecifierSet, Version
 
 from kimi_lsp._record import dataclass
 from kimi_lsp.diagnostics import Edit

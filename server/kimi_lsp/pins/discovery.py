@@ -15,7 +15,6 @@ import os
 import re
 from fnmatch import fnmatchcase
 from pathlib import Path, PurePosixPath
-from typing import Any
 
 from kimi_lsp._record import dataclass, field
 from kimi_lsp.pins.locks import LOCK_FORMATS, read_lock
@@ -23,6 +22,10 @@ from kimi_lsp.pins.model import PinFormat, PinProblem, PinSource
 from kimi_lsp.text import Span
 from kimi_lsp.workspace import ReadFailure, SourceText, Workspace, touched
 from kimi_lsp.workspace import normalize_path as _norm
+
+TYPE_CHECKING = False  # typing is not imported at run time (start-up: see _record.py)
+if TYPE_CHECKING:
+    from typing import Any
 
 # File names and globs of pin files, relative to a project directory. ``pylock.*.toml`` is
 # narrowed by ``pin_format`` to PEP 751's ``pylock.<name>.toml`` (one dot-free name).

@@ -22,13 +22,20 @@ import bisect
 import json
 import re
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, cast
 
 from kimi_lsp._record import dataclass
 from kimi_lsp.pins.model import Pin, PinFormat, PinProblem, PinSource
 from kimi_lsp.syntax import ynodes
 from kimi_lsp.text import Located, Span
 from kimi_lsp.workspace import SourceText
+
+TYPE_CHECKING = False  # typing is not imported at run time (start-up: see _record.py)
+if TYPE_CHECKING:
+    from typing import Any, cast
+else:
+
+    def cast(_type: object, value: object) -> object:  # typing.cast, without typing
+        return value
 
 if TYPE_CHECKING:
     from kimi_lsp.syntax.toml import KeyPath, TomlPositions

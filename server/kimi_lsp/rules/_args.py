@@ -145,7 +145,7 @@ def is_negative_option(use: ArgUse) -> bool:
 def release_at_least(launch: ResolvedLaunch, version: str) -> bool:
     """Whether the release the launch is checked against is ``version`` or newer (a check that
     sglang added in ``version`` says nothing about the releases before it)."""
-    from packaging.version import InvalidVersion, Version
+    from kimi_lsp.pep440 import InvalidVersion, Version
 
     try:
         return Version(launch.schema.version) >= Version(version)

@@ -8,18 +8,20 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, TypeVar
 
 from kimi_lsp._record import dataclass, field
 from kimi_lsp.diagnostics import Fix, Location, Related, Severity
 
+TYPE_CHECKING = False  # typing is not imported at run time (start-up: see _record.py)
 if TYPE_CHECKING:
+    from typing import TypeVar
+
     from kimi_lsp.config import Settings
     from kimi_lsp.launch import ResolvedLaunch
     from kimi_lsp.pins.discovery import Governing
     from kimi_lsp.workspace import SourceText, Workspace
 
-_T = TypeVar("_T")
+    _T = TypeVar("_T")
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,10 +13,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from packaging.specifiers import InvalidSpecifier, SpecifierSet
-from packaging.version import InvalidVersion, Version
+from kimi_lsp.pep440 import InvalidSpecifier, InvalidVersion, SpecifierSet, Version
 
 from kimi_lsp._record import dataclass, field
 from kimi_lsp.diagnostics import Applicability, Edit, Fix, Location, Related
@@ -26,6 +24,8 @@ from kimi_lsp.pins.model import Pin, PinFormat, PinSource
 from kimi_lsp.rules import _kimi
 from kimi_lsp.rules._base import LaunchContext
 from kimi_lsp.rules._kimi import K3Dcp
+
+TYPE_CHECKING = False  # typing is not imported at run time (start-up: see _record.py)
 
 if TYPE_CHECKING:
     from kimi_lsp.pins.discovery import Project

@@ -38,7 +38,7 @@ _K3_OVERRIDE: tuple[tuple[str, tuple[str, ...]], ...] = (
 def k3_dcp_backends(version: str) -> tuple[str, ...] | None:
     """The decode backends sglang ``version``'s Kimi-K3 DCP override accepts; None when that
     release has no such override (then no Kimi-K3 DCP check runs at all)."""
-    from packaging.version import InvalidVersion, Version
+    from kimi_lsp.pep440 import InvalidVersion, Version
 
     try:
         v = Version(version)

@@ -1,13 +1,14 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
 
 from kimi_lsp.diagnostics import Applicability, Fix, Location, Related, Severity
 from kimi_lsp.knowledge import flashinfer as fi
 from kimi_lsp.rules import _flashinfer, _kimi
 from kimi_lsp.rules._base import FixAvailability, LaunchContext, Violation, rule
 from kimi_lsp.rules._fixes import add_flag_fix, set_value_fix
+
+TYPE_CHECKING = False  # typing is not imported at run time (start-up: see _record.py)
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -1,12 +1,13 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
 
 from kimi_lsp.diagnostics import Severity
 from kimi_lsp.knowledge import flashinfer as fi
 from kimi_lsp.rules import _flashinfer, _kimi
 from kimi_lsp.rules._base import FixAvailability, LaunchContext, Violation, rule
+
+TYPE_CHECKING = False  # typing is not imported at run time (start-up: see _record.py)
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -2,8 +2,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from packaging.specifiers import InvalidSpecifier, SpecifierSet
-from packaging.version import InvalidVersion, Version
+from kimi_lsp.pep440 import InvalidSpecifier, InvalidVersion, SpecifierSet, Version
 
 from kimi_lsp.diagnostics import Severity
 from kimi_lsp.knowledge import flashinfer as fi

@@ -12,7 +12,6 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from pathlib import Path, PurePath
-from typing import Literal
 
 from kimi_lsp.syntax.ynodes import MappingNode, Node, ScalarNode
 
@@ -20,6 +19,10 @@ from kimi_lsp._record import dataclass
 from kimi_lsp.syntax import yaml as _yaml
 from kimi_lsp.surfaces.model import Surface
 from kimi_lsp.walk import DOC_SUFFIXES, NOTEBOOK_SUFFIXES, PYTHON_SUFFIXES  # the one list of file kinds
+
+TYPE_CHECKING = False  # typing is not imported at run time (start-up: see _record.py)
+if TYPE_CHECKING:
+    from typing import Literal
 
 SHELL_SUFFIXES = frozenset({".sh", ".bash", ".zsh", ".ksh", ".sbatch", ".slurm", ".pbs"})
 YAML_SUFFIXES = frozenset({".yaml", ".yml"})

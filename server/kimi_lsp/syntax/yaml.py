@@ -27,12 +27,19 @@ import bisect
 import re
 import sys
 from collections.abc import Sequence
-from typing import Any, cast
 
 from kimi_lsp._record import dataclass, field
 from kimi_lsp.syntax import yaml_scan
 from kimi_lsp.syntax.ynodes import MappingNode, Node, ScalarNode, SequenceNode
 from kimi_lsp.text import Span
+
+TYPE_CHECKING = False  # typing is not imported at run time (start-up: see _record.py)
+if TYPE_CHECKING:
+    from typing import Any, cast
+else:
+
+    def cast(_type: object, value: object) -> object:  # typing.cast, without typing
+        return value
 
 
 @dataclass(frozen=True, slots=True)

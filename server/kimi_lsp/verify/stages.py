@@ -94,7 +94,7 @@ def _exc_line(exc: BaseException, limit: int = 240) -> str:
 
 
 def _version_at_least(version: str, minimum: str) -> bool:
-    from packaging.version import InvalidVersion, Version
+    from kimi_lsp.pep440 import InvalidVersion, Version
 
     try:
         return Version(version) >= Version(minimum)
