@@ -30,7 +30,6 @@ from kimi_lsp.walk import DOC_SUFFIXES, LAUNCH_SUFFIXES, looks_like_launch_candi
 from kimi_lsp.workspace import ReadFailure, SourceText, Workspace, touched
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up: see _record.py)
-
 if TYPE_CHECKING:
     import logging
 

@@ -10,7 +10,6 @@ No file I/O here: the engine loads the ``--config`` file and passes the parsed `
 from __future__ import annotations
 
 import enum
-import json
 import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -175,6 +174,8 @@ def config_tokens(config: ConfigFile, schema: Schema) -> tuple[list[tuple[Token,
                     words.append((Token(_config_str(item), span, exact=False), entry))
         elif isinstance(value, dict):
             words.append((key_tok, entry))
+            import json  # here, not at start-up: only a mapping value needs it
+
             words.append((Token(json.dumps(value), entry.value_span, exact=False), entry))
         else:
             words.append((key_tok, entry))
@@ -266,6 +267,8 @@ def engine_tokens(config: ConfigFile, schema: Schema) -> tuple[list[Token], list
             for item, span in zip(value, spans):
                 words.append(unknown_word(span) if isinstance(item, Unknown) else Token(_config_str(item), span, exact=False))
         elif isinstance(value, dict):
+            import json  # here, not at start-up: only a mapping value needs it
+
             words.extend((opt, Token(json.dumps(value), entry.value_span, exact=False)))
         else:
             text = _config_str(value)

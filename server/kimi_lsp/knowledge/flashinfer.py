@@ -7,20 +7,19 @@ The answer per release comes from ``data/flashinfer_dcp.json``, which
 ``version < X`` rule, because release candidates (0.6.17rc1) have the parameter while the final
 they precede sorts above them.
 
-Only the standard library and ``packaging`` are imported here: ``kimi-lsp --check`` loads this
-module on every run and start-up time is a feature.
+Only the standard library is imported here (versions are ``kimi_lsp.pep440``'s): ``kimi-lsp
+--check`` loads this module on every run and start-up time is a feature.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping
 from functools import cache, lru_cache, reduce
 from pathlib import Path
 
-from kimi_lsp.pep440 import InvalidSpecifier, InvalidVersion, Specifier, SpecifierSet, Version
-
 from kimi_lsp._record import dataclass
+from kimi_lsp.knowledge import _compiled
+from kimi_lsp.pep440 import InvalidSpecifier, InvalidVersion, Specifier, SpecifierSet, Version
 
 WATCHED = ("flashinfer-python", "flashinfer-cubin", "flashinfer-jit-cache")
 
@@ -50,7 +49,7 @@ class FlashinferRelease:
 
 @cache
 def _table() -> Mapping[Version, FlashinferRelease]:
-    data = json.loads(_DATA.read_text(encoding="utf-8"))
+    data = _compiled.load_json(str(_DATA))
     rows = [
         FlashinferRelease(
             version=Version(r["version"]),
@@ -68,7 +67,7 @@ def _table() -> Mapping[Version, FlashinferRelease]:
 
 def table_info() -> Mapping[str, object]:
     """The table's header: how and when it was made."""
-    data = json.loads(_DATA.read_text(encoding="utf-8"))
+    data = _compiled.load_json(str(_DATA))
     return {k: v for k, v in data.items() if k != "releases"}
 
 

@@ -8,13 +8,13 @@ replacement therefore never comes from string similarity.
 """
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from functools import cache
 from pathlib import Path
 from types import MappingProxyType
 
 from kimi_lsp._record import dataclass
+from kimi_lsp.knowledge import _compiled
 
 _DATA = Path(__file__).with_name("data") / "sglang_retired_flags.json"
 
@@ -33,7 +33,7 @@ class RetiredFlag:
 
 @cache
 def retired_flags() -> Mapping[str, RetiredFlag]:
-    raw = json.loads(_DATA.read_text("utf-8"))
+    raw = _compiled.load_json(str(_DATA))
     out = {}
     for option, e in raw["flags"].items():
         out[option] = RetiredFlag(

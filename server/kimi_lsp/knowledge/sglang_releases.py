@@ -8,15 +8,14 @@ lint time needs no resolver and no network.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from functools import cache
 from pathlib import Path
 from types import MappingProxyType
 
-from kimi_lsp.pep440 import InvalidVersion, Version
-
 from kimi_lsp._record import dataclass, field
+from kimi_lsp.knowledge import _compiled
+from kimi_lsp.pep440 import InvalidVersion, Version
 
 _DATA = Path(__file__).with_name("data") / "sglang_releases.json"
 
@@ -38,7 +37,7 @@ class SglangRelease:
 
 @cache
 def _table() -> Mapping[Version, SglangRelease]:
-    data = json.loads(_DATA.read_text(encoding="utf-8"))
+    data = _compiled.load_json(str(_DATA))
     table: dict[Version, SglangRelease] = {}
     for row in data["releases"]:
         release = SglangRelease(

@@ -10,9 +10,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from kimi_lsp.pep440 import InvalidSpecifier, InvalidVersion, SpecifierSet
-
 from kimi_lsp._record import dataclass
+from kimi_lsp.pep440 import InvalidSpecifier, InvalidVersion, SpecifierSet
 from kimi_lsp.pins.model import Pin, PinFormat, PinProblem, PinSource
 from kimi_lsp.text import Located, Span
 

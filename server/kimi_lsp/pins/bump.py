@@ -11,10 +11,9 @@ from __future__ import annotations
 
 import re
 
-from kimi_lsp.pep440 import InvalidSpecifier, InvalidVersion, SpecifierSet, Version
-
 from kimi_lsp._record import dataclass
 from kimi_lsp.diagnostics import Edit
+from kimi_lsp.pep440 import InvalidSpecifier, InvalidVersion, SpecifierSet, Version
 from kimi_lsp.pins._pep508 import COMPANIONS, FLASHINFER, normalize_spec
 from kimi_lsp.pins.model import Pin, PinFormat, PinSource
 from kimi_lsp.text import Span

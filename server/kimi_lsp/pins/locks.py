@@ -19,7 +19,6 @@ them with ``uv_lock_requirements``, e.g. to tell that a lock is stale after a ma
 from __future__ import annotations
 
 import bisect
-import json
 import re
 from collections.abc import Callable
 
@@ -523,6 +522,8 @@ class _JsonScanner:
         self.i = _JSON_WS_RE.match(self.t, self.i).end()  # type: ignore[union-attr]  # `[ \t\r\n]*` always matches
 
     def value(self) -> _JValue:
+        import json  # not at start-up: only a JSON lock needs it
+
         self.ws()
         t, start = self.t, self.i
         if start >= len(t):
@@ -546,6 +547,8 @@ class _JsonScanner:
         raise _JsonError(f"unexpected character {c!r}", start)
 
     def string(self) -> tuple[str, int]:
+        import json  # not at start-up: only a JSON lock needs it
+
         try:
             s, end = json.decoder.scanstring(self.t, self.i + 1)  # type: ignore[attr-defined]  # public in CPython, not in typeshed
         except json.JSONDecodeError as exc:
@@ -602,6 +605,8 @@ class _JsonScanner:
 
 
 def _jget(obj: _JValue, key: str) -> _JValue | None:
+    import json  # not at start-up: only a JSON lock needs it
+
     found = None
     if obj.kind == "object":
         for k, v in obj.value:

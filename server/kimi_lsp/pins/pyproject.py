@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from kimi_lsp.pins._pep508 import (
     OffsetMap,
@@ -26,7 +25,10 @@ from kimi_lsp.pins.model import Pin, PinFormat, PinProblem, PinSource
 from kimi_lsp.text import Located, Span
 from kimi_lsp.workspace import SourceText, Workspace
 
+TYPE_CHECKING = False  # typing is not imported at run time (start-up: see _record.py)
 if TYPE_CHECKING:
+    from typing import Any
+
     from kimi_lsp.syntax.toml import KeyPath as TomlPath
     from kimi_lsp.syntax.toml import TomlPositions
 

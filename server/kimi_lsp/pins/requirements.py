@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import os
 import re
-import shlex
 from pathlib import Path
 
 from kimi_lsp._record import dataclass, field
@@ -178,6 +177,8 @@ def _parse_options(line: _Logical, lead: int, res: LineResult) -> None:
 def _unquote(word: str) -> str:
     if not any(c in word for c in "'\"\\"):
         return word  # nothing shlex would change (the common case, and 20,000-line files)
+    import shlex  # here, not at start-up: only a quoted word needs it
+
     try:
         parts = shlex.split(word)
     except ValueError:
@@ -262,6 +263,8 @@ def compiled_info(text: str, has_hashes: bool) -> CompiledInfo | None:
 
 def _positional_args(command: str) -> list[str]:
     """Input files named in a pip-compile / uv pip compile command line."""
+    import shlex  # here, not at start-up: only a compiled file's header needs it
+
     try:
         words = shlex.split(command)
     except ValueError:
@@ -296,6 +299,8 @@ _PLAIN_WORD = re.compile(r"^[A-Za-z0-9_@%+=:,./-]+$")
 def _plain_command(command: str | None) -> str | None:
     if not command:
         return None
+    import shlex  # here, not at start-up: only a compiled file's header needs it
+
     try:
         words = shlex.split(command)
     except ValueError:

@@ -9,24 +9,20 @@ still caught.
 from __future__ import annotations
 
 import enum
-from collections.abc import Iterator
-from contextlib import contextmanager
 from contextvars import ContextVar
 from pathlib import Path
-
-from kimi_lsp.pep440 import InvalidSpecifier, InvalidVersion, SpecifierSet, Version
 
 from kimi_lsp._record import dataclass, field
 from kimi_lsp.diagnostics import Applicability, Edit, Fix, Location, Related
 from kimi_lsp.knowledge import flashinfer as fi
 from kimi_lsp.knowledge.sglang_releases import SglangRelease, sglang_release, sglang_versions
+from kimi_lsp.pep440 import InvalidSpecifier, InvalidVersion, SpecifierSet, Version
 from kimi_lsp.pins.model import Pin, PinFormat, PinSource
 from kimi_lsp.rules import _kimi
 from kimi_lsp.rules._base import LaunchContext
 from kimi_lsp.rules._kimi import K3Dcp
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up: see _record.py)
-
 if TYPE_CHECKING:
     from kimi_lsp.pins.discovery import Project
     from kimi_lsp.workspace import Workspace
@@ -55,13 +51,20 @@ def target_machines(target_gpu: str | None) -> tuple[str, ...]:
     return ("x86_64",) if g in GPU_SM else ALL_MACHINES
 
 
-@contextmanager
-def _for_target(ctx: LaunchContext) -> Iterator[None]:
-    token = _machines.set(target_machines(getattr(ctx.settings, "target_gpu", None)))
-    try:
-        yield
-    finally:
-        _machines.reset(token)
+class _for_target:  # noqa: N801  # used as `with _for_target(ctx):`, like the generator it was
+    """Markers are evaluated for the launch's target machines while the block runs (a class, not
+    ``contextlib.contextmanager``: contextlib is start-up time a one-file check does not need)."""
+
+    __slots__ = ("_target", "_token")
+
+    def __init__(self, ctx: LaunchContext) -> None:
+        self._target = getattr(ctx.settings, "target_gpu", None)
+
+    def __enter__(self) -> None:
+        self._token = _machines.set(target_machines(self._target))
+
+    def __exit__(self, *exc: object) -> None:
+        _machines.reset(self._token)
 
 
 class FindingStatus(str, enum.Enum):

@@ -9,7 +9,6 @@ deprecated renames ``tokenspeed_mla -> cutedsl_mla`` and ``compressed -> dsv4``.
 """
 from __future__ import annotations
 
-import json
 import os
 import re
 from pathlib import Path
@@ -186,6 +185,8 @@ def _model_facts(ctx: LaunchContext) -> ModelFacts:
     # --json-model-override-args '{"architectures": ...}' wins over everything
     override = launch.value("json_model_override_args")
     if override:
+        import json  # here, not at start-up: only an override or a local config.json needs it
+
         try:
             data = json.loads(override)
         except ValueError:
@@ -255,6 +256,8 @@ def _config_json_arch(ctx: LaunchContext, model: str) -> ModelFacts | None:
 
 
 def _read_arch(text: str | None) -> str | None:
+    import json  # not at start-up: only an override or a local config.json needs it
+
     if not text:
         return None
     try:

@@ -9,7 +9,6 @@ from kimi_lsp.rules._base import FixAvailability, LaunchContext, Violation, rule
 from kimi_lsp.rules._fixes import add_flag_fix, set_value_fix
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up: see _record.py)
-
 if TYPE_CHECKING:
     from pathlib import Path
 

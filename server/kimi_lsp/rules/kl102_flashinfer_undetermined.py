@@ -8,7 +8,6 @@ from kimi_lsp.rules import _flashinfer, _kimi
 from kimi_lsp.rules._base import FixAvailability, LaunchContext, Violation, rule
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up: see _record.py)
-
 if TYPE_CHECKING:
     from pathlib import Path
 

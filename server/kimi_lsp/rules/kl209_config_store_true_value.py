@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 
 from kimi_lsp.diagnostics import Applicability, Location, Severity
@@ -56,6 +55,8 @@ def check(ctx: LaunchContext) -> Iterator[Violation]:
         value = entry.value
         where = Location(config.path, entry.key.span.cover(entry.value_span))
         word = str(value).lower() if isinstance(value, bool) else str(value)
+        import json  # here, not at start-up: only a finding needs it
+
         written = json.dumps(value) if isinstance(value, str) else word
         fixes = []
         if isinstance(value, bool):

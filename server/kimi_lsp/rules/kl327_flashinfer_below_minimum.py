@@ -2,12 +2,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from kimi_lsp.pep440 import InvalidSpecifier, InvalidVersion, SpecifierSet, Version
-
 from kimi_lsp.diagnostics import Severity
 from kimi_lsp.knowledge import flashinfer as fi
 from kimi_lsp.knowledge.sglang_releases import sglang_release
 from kimi_lsp.launch import ArgUse
+from kimi_lsp.pep440 import InvalidSpecifier, InvalidVersion, SpecifierSet, Version
 from kimi_lsp.rules import _args, _flashinfer, _kimi
 from kimi_lsp.rules._base import FixAvailability, LaunchContext, Violation, rule
 

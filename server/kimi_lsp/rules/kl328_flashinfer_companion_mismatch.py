@@ -2,15 +2,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from kimi_lsp.pep440 import InvalidVersion, Version
-
 from kimi_lsp.diagnostics import Applicability, Fix, Location, Related, Severity
+from kimi_lsp.pep440 import InvalidVersion, Version
 from kimi_lsp.pins.model import Pin, PinSource
 from kimi_lsp.rules import _args, _flashinfer
 from kimi_lsp.rules._base import FixAvailability, LaunchContext, Violation, rule
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up: see _record.py)
-
 if TYPE_CHECKING:
     from pathlib import Path
 

@@ -1,0 +1,87 @@
+"""The kept (marshal) form of the knowledge tables: the very values decoding makes, never stale.
+
+``knowledge/_compiled.py`` keeps what a data file decodes to next to the bytecode, so that a
+one-file check reads no JSON. An entry must give what decoding gives, be remade when any file it
+came from changes, and be ignored when it is unreadable or cannot be written at all.
+"""
+from __future__ import annotations
+
+import marshal
+import os
+from pathlib import Path
+
+import pytest
+
+from kimi_lsp.knowledge import _compiled, flashinfer, schema, sglang_releases
+
+
+@pytest.fixture
+def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setattr(_compiled, "_DIR", str(tmp_path / "__pycache__"))
+    return tmp_path
+
+
+def test_an_entry_is_made_once_and_then_read(store: Path) -> None:
+    src = store / "table.json"
+    src.write_text('{"releases": [1, 2.5, "x", null, true, {"k": [1]}]}', "utf-8")
+    calls = []
+
+    def build() -> object:
+        calls.append(1)
+        return {"releases": [1, 2.5, "x", None, True, {"k": [1]}]}
+
+    first = _compiled.load("table", (str(src),), build)
+    again = _compiled.load("table", (str(src),), build)
+    assert len(calls) == 1  # the second load read the entry
+    assert first == again == {"releases": [1, 2.5, "x", None, True, {"k": [1]}]}
+    assert len(list((store / "__pycache__").iterdir())) == 1
+
+
+def test_a_changed_source_remakes_the_entry(store: Path) -> None:
+    src = store / "table.json"
+    src.write_text('{"v": 1}', "utf-8")
+    assert _compiled.load_json(str(src)) == {"v": 1}
+    src.write_text('{"v": 22}', "utf-8")  # another size
+    assert _compiled.load_json(str(src)) == {"v": 22}
+    st = src.stat()
+    src.write_text('{"v": 33}', "utf-8")  # the same size: the modification time tells
+    os.utime(src, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000))
+    assert _compiled.load_json(str(src)) == {"v": 33}
+
+
+def test_a_broken_or_foreign_entry_is_ignored(store: Path) -> None:
+    src = store / "t.json"
+    src.write_text("[1]", "utf-8")
+    entry = Path(_compiled._DIR) / f"t.json.{_compiled._TAG}.marshal"
+    entry.parent.mkdir()
+    for junk in (b"", b"\x00garbage", marshal.dumps(("other key", [9])), marshal.dumps([1, 2, 3])):
+        entry.write_bytes(junk)
+        assert _compiled.load_json(str(src)) == [1]
+    assert marshal.loads(entry.read_bytes())[1] == [1]  # and rewritten
+
+
+def test_an_unwritable_package_still_decodes(store: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (store / "blocker").write_text("a file where the directory would be", "utf-8")
+    monkeypatch.setattr(_compiled, "_DIR", str(store / "blocker" / "__pycache__"))
+    src = store / "t.json"
+    src.write_text('{"a": 1}', "utf-8")
+    assert _compiled.load_json(str(src)) == {"a": 1}
+    assert _compiled.load("missing", (str(store / "absent.json"),), lambda: "built") == "built"
+
+
+def test_every_shipped_release_survives_the_round_trip() -> None:
+    """What a release decodes to is exactly what marshal gives back (types included: a tuple
+    stays a tuple, a float a float), so a kept schema is the decoded one."""
+    for version in schema.shipped_versions():
+        decoded = (schema._store().attrs, *schema._release_rows(version))
+        kept = marshal.loads(marshal.dumps(decoded))
+        assert kept == decoded and repr(kept) == repr(decoded), version
+
+
+def test_the_tables_read_the_same_through_their_entries(store: Path) -> None:
+    for module in (flashinfer, sglang_releases):
+        fresh = _compiled.load_json(str(module._DATA))  # made now, in the empty store
+        assert _compiled.load_json(str(module._DATA)) == fresh  # read back
+        import json
+
+        assert fresh == json.loads(module._DATA.read_text("utf-8"))
