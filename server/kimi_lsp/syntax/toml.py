@@ -14,16 +14,21 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any, TypeVar, Union
 
 from kimi_lsp._record import dataclass
-from kimi_lsp._toml import tomllib
-from kimi_lsp.syntax import SyntaxProblem
+from kimi_lsp.syntax import SyntaxProblem, toml_scan
 from kimi_lsp.text import Span
 
-KeyPath = tuple[Union[str, int], ...]
-"""Keys (``str``) and array indices (``int``) from the document root."""
-_V = TypeVar("_V")
+TYPE_CHECKING = False  # typing is not imported at run time (start-up: see _record.py)
+if TYPE_CHECKING:
+    from typing import Any, TypeVar, Union
+
+    KeyPath = tuple[Union[str, int], ...]
+    _V = TypeVar("_V")
+else:
+    KeyPath = tuple
+    _V = "_V"  # a TypeVar for mypy only: collections.abc's generics take any argument at run time
+"""``KeyPath``: keys (``str``) and array indices (``int``) from the document root."""
 
 # tomllib counts brackets per nesting level on the Python stack; past this depth (far below what
 # it accepts) no real file goes, so it is where a "nested too deeply" problem points.
@@ -35,7 +40,15 @@ _BASIC_STRING_RE = re.compile(r'"(?:[^"\\\n]|\\.)*"')
 
 
 def parse(text: str) -> dict[str, Any] | SyntaxProblem:
-    """tomllib's tables for ``text``, or where and why it is not TOML."""
+    """tomllib's tables for ``text``, or where and why it is not TOML.
+
+    A document in the plain subset ``toml_scan`` reads (most pyproject.toml files) is read
+    without importing tomllib; the scan gives what tomllib would."""
+    scanned = toml_scan.scan(text)
+    if scanned is not None:
+        return scanned
+    from kimi_lsp._toml import tomllib
+
     try:
         return tomllib.loads(text)
     except ValueError as exc:  # tomllib.TOMLDecodeError, and anything else tomllib refuses
@@ -223,6 +236,8 @@ class _Scanner:
             start, end, content_start, content_end = self._string()
             name = t[content_start:content_end]
             if t[i] == '"' and "\\" in name:
+                from kimi_lsp._toml import tomllib
+
                 name = tomllib.loads(f"k = {t[start:end]}")["k"]
             return name, start, end
         m = _BARE_KEY_RE.match(t, i)
