@@ -18,8 +18,7 @@ and generated signatures are checked exactly as before.
 """
 from __future__ import annotations
 
-import os
-import sys
+from kimi_lsp._kept import Kept
 
 # The modules a result-cache hit loads (this one, text, diagnostics, workspace, cache, cli.main,
 # cli.check, cli.output) do not import typing at run time: it costs about a tenth of a whole hit
@@ -85,58 +84,17 @@ def _collect(cls: type) -> list[Field]:
 
 
 # Compiling the generated methods is most of what a record costs at start-up (~0.4 ms a class,
-# ~80 classes on the `--check` path). Their code objects are kept the way CPython keeps a module's
-# (`__pycache__`, one file per interpreter, marshal), keyed by the source itself, so a stale entry
-# is impossible: a changed class is a different key. Nothing is written where the package is not
-# writable, and a missing or unreadable file only means compiling as before.
-_CODE_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "__pycache__",
-                          f"_record_methods.{sys.implementation.cache_tag}.marshal")
-_codes: dict[str, Any] | None = None
-_new_codes = 0
+# ~80 classes on the `--check` path). Their code objects are kept across runs (_kept.py), keyed
+# by the source itself, so a stale entry is impossible: a changed class is a different key.
+_codes = Kept("_record_methods")
 
 
 def _code_for(src: str) -> Any:
-    global _codes, _new_codes
-    if _codes is None:
-        _codes = _load_codes()
     code = _codes.get(src)
     if code is None:
-        code = _codes[src] = compile(src, "<kimi_lsp._record>", "exec")
-        _new_codes += 1
-        if _new_codes == 1:
-            import atexit
-
-            atexit.register(_save_codes)
+        code = compile(src, "<kimi_lsp._record>", "exec")
+        _codes.put(src, code)
     return code
-
-
-def _load_codes() -> dict[str, Any]:
-    import marshal
-
-    try:
-        with open(_CODE_FILE, "rb") as fh:
-            data = marshal.loads(fh.read())
-    except (OSError, ValueError, EOFError, TypeError):
-        return {}
-    return data if isinstance(data, dict) else {}
-
-
-def _save_codes() -> None:
-    import marshal
-
-    if not _codes:
-        return
-    tmp = f"{_CODE_FILE}.{os.getpid()}.tmp"
-    try:
-        os.makedirs(os.path.dirname(_CODE_FILE), exist_ok=True)
-        with open(tmp, "wb") as fh:
-            fh.write(marshal.dumps(_codes))
-        os.replace(tmp, _CODE_FILE)  # atomic: a concurrent reader sees the old file or the new one
-    except (OSError, ValueError):
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
 
 
 def _tuple_src(prefix: str, names: list[str]) -> str:

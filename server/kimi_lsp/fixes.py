@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import codecs
 import os
-import re
 import tempfile
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
+from kimi_lsp import _regex
 from kimi_lsp._record import dataclass, field
 from kimi_lsp.diagnostics import Applicability, Diagnostic, Edit, Fix
 from kimi_lsp.workspace import SourceText, Workspace, decode_bytes, find_repo_root
@@ -203,7 +203,7 @@ def _is_noop(e: Edit, texts: dict[Path, str]) -> bool:
     return t is not None and e.span.end <= len(t) and t[e.span.start : e.span.end] == e.new_text
 
 
-_LONE_LF = re.compile(r"(?<!\r)\n")
+_LONE_LF = _regex.compile(r"(?<!\r)\n")
 
 
 def _with_newline(e: Edit, text: str) -> Edit:

@@ -10,17 +10,17 @@ No file I/O here: the engine loads the ``--config`` file and passes the parsed `
 from __future__ import annotations
 
 import enum
-import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from kimi_lsp import _regex
 from kimi_lsp._record import dataclass, field
 from kimi_lsp.knowledge.schema import Flag, Schema
 from kimi_lsp.surfaces.model import ConfigEntry, ConfigFile, Entry, EnvVar, LaunchCommand, Token, Unknown
 from kimi_lsp.text import Span
 
 # argparse's own test (argparse._negative_number_matcher)
-_NEGATIVE_NUMBER = re.compile(r"^-\d+$|^-\d*\.\d+$")
+_NEGATIVE_NUMBER = _regex.compile(r"^-\d+$|^-\d*\.\d+$")
 
 
 class Origin(str, enum.Enum):

@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import re
 
+from kimi_lsp import _regex
+
 TYPE_CHECKING = False  # typing is not imported at run time (start-up; see _record.py)
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
@@ -38,7 +40,7 @@ class InvalidSpecifier(ValueError):
 
 
 # Normal form, the common case: `0.6.17`, `0.7.2rc1`, `2.9.1.post1`, `1.0.dev3`, `2.9.1+cu128`.
-_NORMAL = re.compile(r"([0-9]+(?:\.[0-9]+)*)(?:(a|b|rc)([0-9]+))?(?:\.post([0-9]+))?(?:\.dev([0-9]+))?(?:\+([a-z0-9]+(?:\.[a-z0-9]+)*))?")
+_NORMAL = _regex.compile(r"([0-9]+(?:\.[0-9]+)*)(?:(a|b|rc)([0-9]+))?(?:\.post([0-9]+))?(?:\.dev([0-9]+))?(?:\+([a-z0-9]+(?:\.[a-z0-9]+)*))?")
 _FULL: re.Pattern[str] | None = None  # PEP 440's appendix regex, compiled on first need
 
 _PRE_SPELLING = {"a": "a", "alpha": "a", "b": "b", "beta": "b", "c": "rc", "rc": "rc", "pre": "rc", "preview": "rc"}

@@ -24,6 +24,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from kimi_lsp import _regex
 from kimi_lsp._record import dataclass
 
 SEVERITIES = ("error", "warning", "info")
@@ -36,8 +37,8 @@ GPU_SM = {
     "a100": 80, "a800": 80, "l40s": 89, "l40": 89, "rtx5090": 120, "rtx pro 6000": 120,
 }
 
-_CODE_OR_PREFIX = re.compile(CODE_OR_PREFIX)
-_FULL_CODE = re.compile(FULL_CODE)
+_CODE_OR_PREFIX = _regex.compile(CODE_OR_PREFIX)
+_FULL_CODE = _regex.compile(FULL_CODE)
 
 
 @dataclass(frozen=True)

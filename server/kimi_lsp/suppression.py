@@ -8,16 +8,16 @@ A code may be a prefix (``KL1``), as in select/ignore.
 """
 from __future__ import annotations
 
-import re
 
+from kimi_lsp import _regex
 from kimi_lsp._record import dataclass
 from kimi_lsp.diagnostics import Diagnostic
 from kimi_lsp.text import LineIndex, Span
 
-_DIRECTIVE = re.compile(
+_DIRECTIVE = _regex.compile(
     r"(?:^|(?<=\s))#\s*kimi-lsp:\s*(?P<kind>ignore-file|ignore)\b(?:\[(?P<codes>[^\]]*)\])?"
 )
-_CODE = re.compile(r"^KL\d{0,3}$")
+_CODE = _regex.compile(r"^KL\d{0,3}$")
 
 
 @dataclass(frozen=True, slots=True)

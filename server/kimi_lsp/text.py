@@ -11,9 +11,10 @@ import bisect
 import re
 from types import GenericAlias
 
+from kimi_lsp import _regex
 from kimi_lsp._record import dataclass
 
-_NEWLINE = re.compile(r"\r\n|\r|\n")
+_NEWLINE = _regex.compile(r"\r\n|\r|\n")
 _END = re.Match.end
 
 

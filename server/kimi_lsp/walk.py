@@ -11,6 +11,7 @@ import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
+from kimi_lsp import _regex
 from kimi_lsp._record import dataclass
 
 SKIP_DIRS = {
@@ -18,7 +19,7 @@ SKIP_DIRS = {
     ".mypy_cache", ".pytest_cache", ".ruff_cache", ".hypothesis", "build", "dist", ".eggs",
     "site-packages", ".cache", "out"
 }
-_SHELL_SHEBANG = re.compile(rb"^#!\s*\S*(?:/|env\s+)(?:ba|z|k|da)?sh\b")
+_SHELL_SHEBANG = _regex.compile(rb"^#!\s*\S*(?:/|env\s+)(?:ba|z|k|da)?sh\b")
 
 
 @dataclass(frozen=True)

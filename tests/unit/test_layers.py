@@ -17,19 +17,20 @@ PACKAGE = Path(__file__).resolve().parents[2] / "server" / "kimi_lsp"
 
 # floor -> units. Lower floors know nothing of higher ones.
 FLOORS: dict[int, tuple[str, ...]] = {
-    0: ("kimi_lsp", "_record", "_toml", "pep440"),  # the package root holds only __version__
-    1: ("text",),
-    2: ("diagnostics", "workspace", "settings_schema"),
-    3: ("syntax", "suppression", "walk"),
-    4: ("knowledge", "surfaces"),
-    5: ("pins", "launch", "cache"),
-    6: ("config", "fixes"),
-    7: ("rules", "release"),
-    8: ("engine", "catalogue"),
-    9: ("batch", "verify"),
-    10: ("lsp",),
-    11: ("cli",),
-    12: ("__main__",),
+    0: ("kimi_lsp", "_kept", "_toml"),  # the package root holds only __version__
+    1: ("_record", "_regex"),
+    2: ("text", "pep440"),
+    3: ("diagnostics", "workspace", "settings_schema"),
+    4: ("syntax", "suppression", "walk"),
+    5: ("knowledge", "surfaces"),
+    6: ("pins", "launch", "cache"),
+    7: ("config", "fixes"),
+    8: ("rules", "release"),
+    9: ("engine", "catalogue"),
+    10: ("batch", "verify"),
+    11: ("lsp",),
+    12: ("cli",),
+    13: ("__main__",),
 }
 FLOOR = {unit: floor for floor, units in FLOORS.items() for unit in units}
 

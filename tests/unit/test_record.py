@@ -4,6 +4,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import pickle
+from pathlib import Path
 from typing import ClassVar, Generic, TypeVar
 
 import pytest
@@ -120,20 +121,20 @@ def test_module_never_imports_dataclasses_at_runtime() -> None:
 def test_generated_methods_are_compiled_once_and_kept_like_bytecode(tmp_path, monkeypatch) -> None:
     """The code objects of generated methods are cached by their source (a changed class is a new
     key, so nothing stale is ever used); a missing or corrupt cache file only means compiling."""
-    from kimi_lsp import _record
+    from kimi_lsp import _kept, _record
 
-    path = tmp_path / "__pycache__" / "methods.marshal"
-    monkeypatch.setattr(_record, "_CODE_FILE", str(path))
-    monkeypatch.setattr(_record, "_codes", None)
+    monkeypatch.setattr(_kept, "_DIR", str(tmp_path / "__pycache__"))
+    monkeypatch.setattr(_record, "_codes", _kept.Kept("methods"))
+    path = Path(_record._codes._path)
 
     @_record.dataclass(frozen=True, slots=True)
     class P:
         x: int
         y: int = 2
 
-    _record._save_codes()
+    _record._codes.save()
     assert path.exists()
-    monkeypatch.setattr(_record, "_codes", None)
+    monkeypatch.setattr(_record, "_codes", _kept.Kept("methods"))  # the next run reads the file
     compiled: list[str] = []
     real_compile = compile
     monkeypatch.setattr("builtins.compile", lambda src, *a: compiled.append(src) or real_compile(src, *a))
@@ -151,7 +152,7 @@ def test_generated_methods_are_compiled_once_and_kept_like_bytecode(tmp_path, mo
 
     assert len(compiled) == 1 and R("a").z == "a"
     path.write_bytes(b"\x00not marshal")
-    monkeypatch.setattr(_record, "_codes", None)
+    monkeypatch.setattr(_record, "_codes", _kept.Kept("methods"))
 
     @_record.dataclass
     class S:

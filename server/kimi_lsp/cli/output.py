@@ -7,6 +7,7 @@ from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
+from kimi_lsp import _regex
 from kimi_lsp import __version__
 from kimi_lsp._record import dataclass
 from kimi_lsp.diagnostics import Diagnostic, Edit, Severity
@@ -20,7 +21,7 @@ if TYPE_CHECKING:
 # C0 controls (but tab), DEL, C1 controls, and the Unicode line/paragraph separators and bidi
 # overrides that reorder what a terminal or log viewer shows. ASCII text (nearly every message)
 # is matched with the ASCII part alone; the whole class compiles on the first other text.
-_ASCII_CONTROLS = {False: re.compile("[\x00-\x08\x0a-\x1f\x7f]"), True: re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")}
+_ASCII_CONTROLS = {False: _regex.compile("[\x00-\x08\x0a-\x1f\x7f]"), True: _regex.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")}
 _OTHER_CONTROLS = "\x80-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069"
 _ALL_CONTROLS: dict[bool, re.Pattern[str]] = {}
 

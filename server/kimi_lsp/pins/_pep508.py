@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from kimi_lsp import _regex
 from kimi_lsp._record import dataclass
 from kimi_lsp.pep440 import InvalidSpecifier, InvalidVersion, SpecifierSet
 from kimi_lsp.pins.model import Pin, PinFormat, PinProblem, PinSource
@@ -21,16 +22,16 @@ if TYPE_CHECKING:
 
     from kimi_lsp.workspace import SourceText
 
-_CANON = re.compile(r"[-_.]+")
+_CANON = _regex.compile(r"[-_.]+")
 
 # The flashinfer trio: their versions must agree at runtime (flashinfer checks cubin/jit-cache).
 FLASHINFER = "flashinfer-python"
 COMPANIONS = ("flashinfer-cubin", "flashinfer-jit-cache")
 
-_NAME_RE = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?")
-_WS_RE = re.compile(r"\s+")
+_NAME_RE = _regex.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?")
+_WS_RE = _regex.compile(r"\s+")
 # One PEP 440 clause; versions are anything up to a separator so that `0.6.x` still locates.
-CLAUSE_RE = re.compile(r"\s*(===|==|!=|~=|<=|>=|<|>)\s*([^,\s;()]+)\s*")
+CLAUSE_RE = _regex.compile(r"\s*(===|==|!=|~=|<=|>=|<|>)\s*([^,\s;()]+)\s*")
 
 
 def canonical(name: str) -> str:
@@ -240,7 +241,7 @@ def scan_requirement(s: str) -> ReqParts | None:
 
 
 _OP = r"(?:===|==|!=|~=|<=|>=|<|>)"
-_SIMPLE_REQUIREMENT = re.compile(
+_SIMPLE_REQUIREMENT = _regex.compile(
     r"\s*[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?\s*"
     r"(?:\[\s*(?:[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?"
     r"(?:\s*,\s*[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)*)?\s*\])?\s*"

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 
+from kimi_lsp import _regex
 from kimi_lsp._record import dataclass
 from kimi_lsp.diagnostics import Edit
 from kimi_lsp.pep440 import InvalidSpecifier, InvalidVersion, SpecifierSet, Version
@@ -18,10 +19,10 @@ from kimi_lsp.pins._pep508 import COMPANIONS, FLASHINFER, normalize_spec
 from kimi_lsp.pins.model import Pin, PinFormat, PinSource
 from kimi_lsp.text import Span
 
-_VERSION_RE = re.compile(r"v?[0-9][0-9A-Za-z.!+_-]*")
-_PEP440_CLAUSE = re.compile(r"(===|==|!=|~=|<=|>=|<|>)\s*([^\s,]+)")
-_POETRY_CLAUSE = re.compile(r"(===|==|!=|~=|<=|>=|<|>|\^|~|=)?\s*([0-9A-Za-z*][0-9A-Za-z.*+!_-]*)")
-_CONDA_CLAUSE = re.compile(r"(===|==|!=|~=|<=|>=|<|>|=)?\s*([0-9A-Za-z*][0-9A-Za-z.*+!_-]*)")
+_VERSION_RE = _regex.compile(r"v?[0-9][0-9A-Za-z.!+_-]*")
+_PEP440_CLAUSE = _regex.compile(r"(===|==|!=|~=|<=|>=|<|>)\s*([^\s,]+)")
+_POETRY_CLAUSE = _regex.compile(r"(===|==|!=|~=|<=|>=|<|>|\^|~|=)?\s*([0-9A-Za-z*][0-9A-Za-z.*+!_-]*)")
+_CONDA_CLAUSE = _regex.compile(r"(===|==|!=|~=|<=|>=|<|>|=)?\s*([0-9A-Za-z*][0-9A-Za-z.*+!_-]*)")
 _SHELL_SPECIAL = set("<>|&;()")
 
 

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 import yaml
 
+from kimi_lsp import _regex
 from kimi_lsp.pins._pep508 import OffsetMap, canonical, failed_source, sole_version, yaml_flow_too_deep
 from kimi_lsp.pins.model import Pin, PinFormat, PinProblem, PinSource
 from kimi_lsp.pins.requirements import read_line_string, read_requirements_tree, resolve_include
@@ -23,10 +24,10 @@ from kimi_lsp.workspace import SourceText, Workspace
 if TYPE_CHECKING:
     from pathlib import Path
 
-_CONDA_RE = re.compile(
+_CONDA_RE = _regex.compile(
     r"^(?:(?P<channel>[^\s:]+)::)?(?P<name>[A-Za-z0-9_][A-Za-z0-9_.-]*)(?P<rest>.*)$", re.S
 )
-_OP_RE = re.compile(r"(===|==|!=|~=|<=|>=|<|>|=)?\s*([0-9A-Za-z*][0-9A-Za-z.*+!_-]*)")
+_OP_RE = _regex.compile(r"(===|==|!=|~=|<=|>=|<|>|=)?\s*([0-9A-Za-z*][0-9A-Za-z.*+!_-]*)")
 
 
 def conda_to_pep440(spec: str) -> str | None:

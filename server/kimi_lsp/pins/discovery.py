@@ -12,10 +12,10 @@ identity, so an editor overlay or ``Workspace.invalidate`` makes the next lookup
 from __future__ import annotations
 
 import os
-import re
 from fnmatch import fnmatchcase
 from pathlib import Path, PurePosixPath
 
+from kimi_lsp import _regex
 from kimi_lsp._record import dataclass, field
 from kimi_lsp.pins.locks import LOCK_FORMATS, read_lock
 from kimi_lsp.pins.model import PinFormat, PinProblem, PinSource
@@ -63,7 +63,7 @@ _EXACT = {
     "conda-lock.yml": PinFormat.CONDA_LOCK,
     "conda-lock.yaml": PinFormat.CONDA_LOCK,
 }
-_PYLOCK_RE = re.compile(r"^pylock(?:\.[^.]+)?\.toml$")
+_PYLOCK_RE = _regex.compile(r"^pylock(?:\.[^.]+)?\.toml$")
 _REQ_SUFFIXES = (".txt", ".in")
 
 # Order of manifests inside a project, and of locks after the primary one.

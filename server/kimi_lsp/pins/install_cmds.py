@@ -13,6 +13,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from kimi_lsp import _regex
 from kimi_lsp._record import dataclass, replace
 from kimi_lsp.pins._pep508 import (
     OffsetMap,
@@ -46,7 +47,7 @@ _VALUE_OPTS = {
     "--client-cert", "--exists-action", "--no-build-isolation-package", "--reinstall-package",
     "--upgrade-package", "-P", "--refresh-package", "--color", "--python-preference", "--compile-bytecode-dir",
 }
-_NAME_ASSIGN_RE = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=")
+_NAME_ASSIGN_RE = _regex.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=")
 _PREFIX_WORDS = {"sudo", "env", "time", "exec", "command", "nice", "nohup", "stdbuf"}
 
 

@@ -22,6 +22,7 @@ import bisect
 import re
 from collections.abc import Callable
 
+from kimi_lsp import _regex
 from kimi_lsp._record import dataclass
 from kimi_lsp.pins.model import Pin, PinFormat, PinProblem, PinSource
 from kimi_lsp.syntax import ynodes
@@ -40,7 +41,7 @@ if TYPE_CHECKING:
     from kimi_lsp.syntax.toml import KeyPath, TomlPositions
 
 # PinSource.format of every lock this module reads.
-_CANON = re.compile(r"[-_.]+")
+_CANON = _regex.compile(r"[-_.]+")
 
 LOCK_FORMATS = (PinFormat.UV_LOCK, PinFormat.POETRY_LOCK, PinFormat.PDM_LOCK, PinFormat.PIPFILE_LOCK, PinFormat.PYLOCK, PinFormat.CONDA_LOCK)
 
@@ -500,8 +501,8 @@ class _JsonError(ValueError):
         self.offset = offset
 
 
-_JSON_NUMBER_RE = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][-+]?\d+)?")
-_JSON_WS_RE = re.compile(r"[ \t\r\n]*")
+_JSON_NUMBER_RE = _regex.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][-+]?\d+)?")
+_JSON_WS_RE = _regex.compile(r"[ \t\r\n]*")
 
 
 class _JsonScanner:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from kimi_lsp import _regex
 from kimi_lsp.pins._pep508 import (
     OffsetMap,
     canonical,
@@ -34,7 +35,7 @@ if TYPE_CHECKING:
 
 # -- poetry constraints ------------------------------------------------------------------------
 
-_POETRY_CLAUSE_RE = re.compile(r"(\^|~=|~|===|==|!=|<=|>=|<|>|=)?\s*([0-9A-Za-z*][0-9A-Za-z.*+!_-]*)")
+_POETRY_CLAUSE_RE = _regex.compile(r"(\^|~=|~|===|==|!=|<=|>=|<|>|=)?\s*([0-9A-Za-z*][0-9A-Za-z.*+!_-]*)")
 
 
 def poetry_to_pep440(constraint: str) -> str | None:

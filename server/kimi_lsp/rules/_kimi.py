@@ -13,6 +13,7 @@ import os
 import re
 from pathlib import Path
 
+from kimi_lsp import _regex
 from kimi_lsp._record import dataclass
 from kimi_lsp.diagnostics import Location, Related
 from kimi_lsp.launch import ArgUse, ResolvedLaunch
@@ -57,7 +58,7 @@ def backends_text(allowed: tuple[str, ...]) -> str:
 
 K3_ARCH = "KimiK3ForConditionalGeneration"
 K3_TEXT_ARCH = "KimiK3LinearForCausalLM"
-_K3_NAME = re.compile(r"kimi[-_ ]?k3", re.IGNORECASE)
+_K3_NAME = _regex.compile(r"kimi[-_ ]?k3", re.IGNORECASE)
 # Platform defaults that set --attention-backend before the model override (platform_hook.py)
 _DEVICE_DEFAULT_BACKEND = {"cpu": "intel_amx or torch_native", "hpu": "torch_native", "npu": "ascend"}
 

@@ -1,15 +1,15 @@
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 
+from kimi_lsp import _regex
 from kimi_lsp.diagnostics import Applicability, Severity
 from kimi_lsp.rules import _args
 from kimi_lsp.rules._base import FixAvailability, LaunchContext, Violation, rule
 
 # the release's help text lists its built-in algorithms; fall back to 0.5.23's list
 _BUILTINS = ("EAGLE", "EAGLE3", "NEXTN", "STANDALONE", "NGRAM", "DFLASH", "DSPARK", "UNO")
-_HELP = re.compile(r"Builtins:\s*([A-Z0-9_, ]+)")
+_HELP = _regex.compile(r"Builtins:\s*([A-Z0-9_, ]+)")
 
 
 def builtins(help_text: str | None) -> tuple[str, ...]:

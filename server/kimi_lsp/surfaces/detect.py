@@ -13,6 +13,7 @@ import re
 from collections.abc import Callable
 from pathlib import Path, PurePath
 
+from kimi_lsp import _regex
 from kimi_lsp.syntax.ynodes import MappingNode, Node, ScalarNode
 
 from kimi_lsp._record import dataclass
@@ -26,9 +27,9 @@ if TYPE_CHECKING:
 
 SHELL_SUFFIXES = frozenset({".sh", ".bash", ".zsh", ".ksh", ".sbatch", ".slurm", ".pbs"})
 YAML_SUFFIXES = frozenset({".yaml", ".yml"})
-_SHEBANG_RE = re.compile(r"#![ \t]*(\S+)(?:[ \t]+(?:-\S+[ \t]+)*(\S+))?")
+_SHEBANG_RE = _regex.compile(r"#![ \t]*(\S+)(?:[ \t]+(?:-\S+[ \t]+)*(\S+))?")
 _SHELL_NAMES = frozenset({"sh", "bash", "zsh", "ksh", "dash", "ash", "mksh"})
-_LAUNCH_RE = re.compile(
+_LAUNCH_RE = _regex.compile(
     r"sglang\.(?:launch_server|bench_one_batch_server|benchmark\.|compile_deep_gemm|cli\.main)|\bsglang['\"]?\s+serve\b"
 )
 # Root keys of YAML files that are not sglang configs (k8s, compose, CI, pre-commit, SkyPilot, ...).
@@ -52,8 +53,8 @@ _COMMON_FLAGS = frozenset(
         "max-total-tokens", "schedule-policy", "random-seed", "disable-cuda-graph",
     }
 )
-_FLAG_KEY_RE = re.compile(r"-{0,2}[a-z][a-z0-9]*(?:[-_][a-z0-9]+)*")
-_TOP_KEY_RE = re.compile(r"^[\"']?([A-Za-z0-9_-]+)[\"']?[ \t]*:", re.MULTILINE)
+_FLAG_KEY_RE = _regex.compile(r"-{0,2}[a-z][a-z0-9]*(?:[-_][a-z0-9]+)*")
+_TOP_KEY_RE = _regex.compile(r"^[\"']?([A-Za-z0-9_-]+)[\"']?[ \t]*:", re.MULTILINE)
 
 SglangKey = Callable[[str], bool]
 # How near a key is to an option: "prefix", "typo" or "" (far); see detect._near_key.
@@ -137,7 +138,7 @@ MAX_GUESSED_KEYS = 16
 # that only a launch naming it can make sense of.
 _MODEL_KEYS = frozenset({"model-path", "model"})
 # The shape of an option name: anything else (``Image``, ``my.key``) is some other format's key.
-_NEAR_FLAG_RE = re.compile(r"[a-z][a-z0-9]*(?:[-_][a-z0-9]+)*")
+_NEAR_FLAG_RE = _regex.compile(r"[a-z][a-z0-9]*(?:[-_][a-z0-9]+)*")
 
 
 @dataclass(frozen=True, slots=True)

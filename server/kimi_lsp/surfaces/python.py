@@ -24,6 +24,7 @@ import re
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
+from kimi_lsp import _regex
 from kimi_lsp.surfaces.model import (
     ConfigEntry,
     ConfigFile,
@@ -39,7 +40,7 @@ from kimi_lsp.syntax import python as py
 from kimi_lsp.syntax.shell import MappedSource
 from kimi_lsp.text import Located, Span
 
-_NAMES_SGLANG = re.compile("sglang", re.IGNORECASE)
+_NAMES_SGLANG = _regex.compile("sglang", re.IGNORECASE)
 # which calls run an argv list, and where the list is: (index of the positional, keyword name);
 # index -1: the positionals themselves are the words (asyncio.create_subprocess_exec)
 _ARGV_CALLS: dict[str, tuple[int, str | None]] = {
@@ -60,7 +61,7 @@ _ENGINE_CALLS = frozenset({
 })
 _MUTATORS = frozenset({"append", "extend", "insert", "remove", "pop", "clear", "sort", "reverse", "update", "setdefault"})
 # str.format / printf placeholders in a plain string: values filled in when it runs
-_FORMAT_FIELD = re.compile(r"\{[A-Za-z0-9_.\[\]]*(?:![rsa])?(?::[^{}]*)?\}|%(?:\([A-Za-z_]\w*\))?[-#0 +]*\d*(?:\.\d+)?[sdifrx]")
+_FORMAT_FIELD = _regex.compile(r"\{[A-Za-z0-9_.\[\]]*(?:![rsa])?(?::[^{}]*)?\}|%(?:\([A-Za-z_]\w*\))?[-#0 +]*\d*(?:\.\d+)?[sdifrx]")
 _UNKNOWN = "$_"
 # calls whose string arguments are text to compare or search, not commands
 # (`line.startswith("sglang serve --model-path ")`, `self.assertIn("--tp 8", cmd)`, `re.search(...)`)

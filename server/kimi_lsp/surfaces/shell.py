@@ -13,6 +13,7 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
+from kimi_lsp import _regex
 from kimi_lsp._record import dataclass, field, replace
 from kimi_lsp.surfaces.model import (
     Entry,
@@ -64,8 +65,8 @@ LAUNCH_MODULES: dict[str, Entry] = {
 }
 _SERVE_MODULES = frozenset({"sglang.cli.main"})  # python -m sglang.cli.main serve ...
 _TORCHRUN_MODULES = frozenset({"torch.distributed.run", "torch.distributed.launch"})
-_PYTHON_RE = re.compile(r"python(?:\d+(?:\.\d+)*)?t?(?:-dbg)?(?:\.exe)?")
-_PIP_RE = re.compile(r"pip(?:\d+(?:\.\d+)*)?")
+_PYTHON_RE = _regex.compile(r"python(?:\d+(?:\.\d+)*)?t?(?:-dbg)?(?:\.exe)?")
+_PIP_RE = _regex.compile(r"pip(?:\d+(?:\.\d+)*)?")
 MAX_NESTING = 8  # sh -c "sh -c '...'" levels followed
 
 
@@ -461,7 +462,7 @@ def _make_launch(
 # `sglang serve` hands a diffusion model to another server (multimodal_gen) with options of its
 # own: `--model-type diffusion`, or (the default, auto) a model sglang detects as one. Families
 # whose names say so; an LLM or VLM name (LLaVA-Video, StableLM) says nothing of the kind.
-_DIFFUSION_MODEL = re.compile(
+_DIFFUSION_MODEL = _regex.compile(
     r"diffusion|flux|qwen-image|z-image|hunyuan-?(?:video|image|dit)|wan2|mova-|sd3|sdxl|cogvideo|ltx-?video|mochi",
     re.IGNORECASE,
 )
@@ -733,7 +734,7 @@ class _Array:
     complete: bool  # False: grown on a path we cannot follow (``ARGS+=(...)`` inside an ``if``)
 
 
-_ARRAY_ALL_RE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\[@\]\}")
+_ARRAY_ALL_RE = _regex.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\[@\]\}")
 
 
 def _assign_array(arrays: dict[str, _Array], array: ArrayAssignment, conditional: bool) -> None:

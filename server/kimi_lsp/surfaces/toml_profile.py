@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from kimi_lsp import _regex
 from kimi_lsp.surfaces.model import (
     ConfigEntry,
     ConfigFile,
@@ -24,8 +25,8 @@ from kimi_lsp.surfaces.model import (
 )
 from kimi_lsp.text import Located, Span
 
-SGLANG_TABLE_RE = re.compile(r"^[ \t]*(?:\[[ \t]*[\"']?sglang[\"']?[ \t]*[.\]]|[\"']?sglang[\"']?[ \t]*[.=])", re.MULTILINE)
-_SGLANG_HEADER_RE = re.compile(r"^[ \t]*\[[ \t]*[\"']?sglang[\"']?[ \t]*[.\]]", re.MULTILINE)
+SGLANG_TABLE_RE = _regex.compile(r"^[ \t]*(?:\[[ \t]*[\"']?sglang[\"']?[ \t]*[.\]]|[\"']?sglang[\"']?[ \t]*[.=])", re.MULTILINE)
+_SGLANG_HEADER_RE = _regex.compile(r"^[ \t]*\[[ \t]*[\"']?sglang[\"']?[ \t]*[.\]]", re.MULTILINE)
 
 
 def has_sglang_table(text: str) -> bool:

@@ -28,6 +28,7 @@ import re
 from typing import cast
 from pathlib import Path
 
+from kimi_lsp import _regex
 from kimi_lsp.syntax.ynodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from kimi_lsp._record import replace
@@ -48,15 +49,15 @@ _ENV_KEYS = frozenset({"env", "environment", "envs", "variables"})
 _CONTAINER_KEYS = ("entrypoint", "command", "args")
 # Lexer problems in a scalar count only when the scalar looks like it runs sglang: a YAML
 # description with an apostrophe is not a broken shell script.
-_LAUNCH_HINT = re.compile(r"sglang(?:\.launch_server|\.bench|\.benchmark|\.compile_deep_gemm|\.cli)|sglang['\"]?\s+serve\b")
-_VARIABLE_REF = re.compile(r"\$[({A-Za-z_]")
-_SHELL_NAMES = re.compile(r"(?:^|[/\s])(?:ba|z|k|da)?sh\b")
+_LAUNCH_HINT = _regex.compile(r"sglang(?:\.launch_server|\.bench|\.benchmark|\.compile_deep_gemm|\.cli)|sglang['\"]?\s+serve\b")
+_VARIABLE_REF = _regex.compile(r"\$[({A-Za-z_]")
+_SHELL_NAMES = _regex.compile(r"(?:^|[/\s])(?:ba|z|k|da)?sh\b")
 
 
-_SGLANG = re.compile("sglang", re.IGNORECASE)
+_SGLANG = _regex.compile("sglang", re.IGNORECASE)
 # What is left of masked text once blanks, list dashes and template-value placeholders (``$___``,
 # unknown words already) are removed: the words a template condition may drop.
-_WORDS_SEEN = re.compile(r"[\s,\[\]-]|\$_+")
+_WORDS_SEEN = _regex.compile(r"[\s,\[\]-]|\$_+")
 
 
 def _chars(y: YamlText, node: ScalarNode) -> MappedSource:

@@ -30,6 +30,7 @@ from yaml.events import (
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from yaml.reader import ReaderError
 
+from kimi_lsp import _regex
 from kimi_lsp.syntax import ynodes
 from kimi_lsp.syntax.yaml import (
     INT_TAG,
@@ -151,9 +152,9 @@ def _load(text: str, cls: type) -> Loaded:
 _SHALLOW_BOUND = 40
 
 
-_COMMENT_LINE = re.compile(r"^ *#.*$", re.M)
-_INDENT = re.compile(r"^ *", re.M)
-_NOT_INDICATOR = re.compile(r"[^-:?\n]+")
+_COMMENT_LINE = _regex.compile(r"^ *#.*$", re.M)
+_INDENT = _regex.compile(r"^ *", re.M)
+_NOT_INDICATOR = _regex.compile(r"[^-:?\n]+")
 
 
 def _shallow(text: str) -> bool:

@@ -12,22 +12,23 @@ from __future__ import annotations
 
 import re
 
+from kimi_lsp import _regex
 from kimi_lsp._record import dataclass
 from kimi_lsp.syntax import EnvVar, SyntaxProblem, Token
 from kimi_lsp.syntax.shell import Command, FlatSource, MappedSource, Source, Word, heredocs, is_heredoc_end, lex
 from kimi_lsp.text import Located, Span
 
-_DIRECTIVE_RE = re.compile(r"#[ \t]*([A-Za-z][A-Za-z0-9_-]*)[ \t]*=[ \t]*(\S*)[ \t]*")
-_INSTRUCTION_RE = re.compile(r"[ \t]*([A-Za-z]+)(?=[ \t]|$)")
+_DIRECTIVE_RE = _regex.compile(r"#[ \t]*([A-Za-z][A-Za-z0-9_-]*)[ \t]*=[ \t]*(\S*)[ \t]*")
+_INSTRUCTION_RE = _regex.compile(r"[ \t]*([A-Za-z]+)(?=[ \t]|$)")
 KNOWN_INSTRUCTIONS = frozenset(
     {
         "FROM", "RUN", "CMD", "LABEL", "MAINTAINER", "EXPOSE", "ENV", "ADD", "COPY", "ENTRYPOINT",
         "VOLUME", "USER", "WORKDIR", "ARG", "ONBUILD", "STOPSIGNAL", "HEALTHCHECK", "SHELL",
     }
 )
-_HEX4 = re.compile(r"[0-9A-Fa-f]{4}")
+_HEX4 = _regex.compile(r"[0-9A-Fa-f]{4}")
 _JSON_ESCAPES = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
-_VAR_RE = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))")
+_VAR_RE = _regex.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))")
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
+from kimi_lsp import _regex
 from kimi_lsp._record import dataclass
 from kimi_lsp.text import Span, line_spans
 
@@ -23,23 +24,23 @@ YAML_LANGS = frozenset({"yaml", "yml"})
 TOML_LANGS = frozenset({"toml"})
 DOCKERFILE_LANGS = frozenset({"dockerfile", "docker", "containerfile"})
 # Console sessions: a prompt, then the command; everything else in the block is output.
-_PROMPT = re.compile(r"[ \t]*(?:\([\w.\-]+\)[ \t]*)?(?:[\w.\-]+@[\w.\-]+(?::[^\s$#]*)?)?\$(?: |$)")
+_PROMPT = _regex.compile(r"[ \t]*(?:\([\w.\-]+\)[ \t]*)?(?:[\w.\-]+@[\w.\-]+(?::[^\s$#]*)?)?\$(?: |$)")
 # `<model-path>`, `<your model>`: a value someone is to fill in (not `<<EOF`, `< in.txt`, `2>&1`)
-_ANGLE = re.compile(r"(?<![<\w\\])<([A-Za-z_][\w.\-/: ]{0,80})>(?![>&])")
-_ELLIPSIS = re.compile(r"(?<!\S)(?:\.\.\.|…)(?!\S)")
+_ANGLE = _regex.compile(r"(?<![<\w\\])<([A-Za-z_][\w.\-/: ]{0,80})>(?![>&])")
+_ELLIPSIS = _regex.compile(r"(?<!\S)(?:\.\.\.|…)(?!\S)")
 # `[your normal SGLang parameters...]`, `[OPTIONS]` (not `[ -f x ]`, `[[`, `arr[0]`, `${a[@]}`)
-_BRACKETS = re.compile(r"(?<![\w$\[\]])\[[A-Za-z][^\[\]\n]*\](?![\w\]])")
+_BRACKETS = _regex.compile(r"(?<![\w$\[\]])\[[A-Za-z][^\[\]\n]*\](?![\w\]])")
 # `{model_path}`, `your_port`, `YOUR-MODEL` (not `${VAR}`, not brace expansion `{a,b}`)
-_BRACES = re.compile(r"(?<![\w$])\{[A-Za-z_][\w\- ]*\}")
-_YOUR = re.compile(r"(?<![\w$/.\-])(?:your|YOUR|Your)[_\-][\w\-]*")
+_BRACES = _regex.compile(r"(?<![\w$])\{[A-Za-z_][\w\- ]*\}")
+_YOUR = _regex.compile(r"(?<![\w$/.\-])(?:your|YOUR|Your)[_\-][\w\-]*")
 # a YAML document written in a block tagged as shell (a manifest to `kubectl apply`)
-_YAML_START = re.compile(r"[ \t]*(?:---[ \t]*$|[A-Za-z_][\w.\-]*:(?:[ \t]|$))")
+_YAML_START = _regex.compile(r"[ \t]*(?:---[ \t]*$|[A-Za-z_][\w.\-]*:(?:[ \t]|$))")
 # a line of options after a command line that does not end in `\`: a continuation whose
 # backslash the author left out (a command copied out of a folded YAML value)
-_OPTION_LINE = re.compile(r"[ \t]*--?[A-Za-z]")
+_OPTION_LINE = _regex.compile(r"[ \t]*--?[A-Za-z]")
 
-_FENCE_OPEN = re.compile(r"([ \t]*)(`{3,}|~{3,})[ \t]*([^\n]*?)[ \t]*$")
-_RST_DIRECTIVE = re.compile(r"([ \t]*)\.\.[ \t]+(?:code-block|code|sourcecode)::[ \t]*([^\s]*)[ \t]*$")
+_FENCE_OPEN = _regex.compile(r"([ \t]*)(`{3,}|~{3,})[ \t]*([^\n]*?)[ \t]*$")
+_RST_DIRECTIVE = _regex.compile(r"([ \t]*)\.\.[ \t]+(?:code-block|code|sourcecode)::[ \t]*([^\s]*)[ \t]*$")
 
 
 @dataclass(frozen=True, slots=True)

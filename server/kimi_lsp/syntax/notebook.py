@@ -12,17 +12,17 @@ from __future__ import annotations
 
 import bisect
 import json
-import re
 from collections.abc import Sequence
 
+from kimi_lsp import _regex
 from kimi_lsp._record import dataclass
 from kimi_lsp.syntax import SyntaxProblem
 from kimi_lsp.syntax.shell import MappedSource
 from kimi_lsp.text import Span, line_spans
 
-_WS = re.compile(r"[ \t\r\n]*")
-_STRING = re.compile(r'"(?:[^"\\\x00-\x1f]|\\(?:["\\/bfnrt]|u[0-9A-Fa-f]{4}))*"')
-_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
+_WS = _regex.compile(r"[ \t\r\n]*")
+_STRING = _regex.compile(r'"(?:[^"\\\x00-\x1f]|\\(?:["\\/bfnrt]|u[0-9A-Fa-f]{4}))*"')
+_NUMBER = _regex.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
 _ESCAPE_LEN = {"u": 6}
 MAX_DEPTH = 512  # a hostile file nested deeper is a syntax problem, not a RecursionError
 
@@ -267,12 +267,12 @@ def cell_position(book: Notebook, offset: int) -> tuple[int, int, int] | None:
 # -- IPython's shell escapes --------------------------------------------------------------------
 
 # `%%bash`, `%%sh`, `%%script bash --bg`, `%%script sh`: the rest of the cell is a shell script
-_SHELL_CELL = re.compile(r"[ \t]*%%(?:bash|sh|script[ \t]+(?:\S*/)?(?:bash|sh|zsh|dash))\b[^\n]*(?:\n|$)")
+_SHELL_CELL = _regex.compile(r"[ \t]*%%(?:bash|sh|script[ \t]+(?:\S*/)?(?:bash|sh|zsh|dash))\b[^\n]*(?:\n|$)")
 # `!cmd`, `!!cmd`, `%sx cmd`, `%system cmd`, `x = !cmd`: one shell command on the line
-_BANG = re.compile(r"[ \t]*(?:[A-Za-z_][\w.,\s]*=[ \t]*)?(?:!!?|%(?:sx|system)\b[ \t]*)")
-_MAGIC_LINE = re.compile(r"[ \t]*(?:[A-Za-z_][\w.,\s]*=[ \t]*)?[%!]|[ \t]*\S.*\?[ \t]*$")
+_BANG = _regex.compile(r"[ \t]*(?:[A-Za-z_][\w.,\s]*=[ \t]*)?(?:!!?|%(?:sx|system)\b[ \t]*)")
+_MAGIC_LINE = _regex.compile(r"[ \t]*(?:[A-Za-z_][\w.,\s]*=[ \t]*)?[%!]|[ \t]*\S.*\?[ \t]*$")
 # IPython expands `{expr}` (and `$name`) in a shell escape: a value known only when it runs
-_INTERPOLATION = re.compile(r"(?<![$\\{])\{[^{}\n]*\}(?!\})")
+_INTERPOLATION = _regex.compile(r"(?<![$\\{])\{[^{}\n]*\}(?!\})")
 
 
 def _units(text: str, a: int, b: int) -> list[tuple[int, int]]:

@@ -17,16 +17,17 @@ import re
 import unicodedata
 import warnings
 
+from kimi_lsp import _regex
 from kimi_lsp._record import dataclass
 
 MAX_SOURCE = 4_000_000  # characters; a larger .py file is generated code, not a launch
 
-_PREFIX = re.compile(r"([rRbBuUfF]{0,2})('''|\"\"\"|'|\")")
+_PREFIX = _regex.compile(r"([rRbBuUfF]{0,2})('''|\"\"\"|'|\")")
 _SIMPLE_ESCAPES = {
     "\\": "\\", "'": "'", '"': '"', "a": "\a", "b": "\b", "f": "\f", "n": "\n", "r": "\r",
     "t": "\t", "v": "\v",
 }
-_OCTAL = re.compile(r"[0-7]{1,3}")
+_OCTAL = _regex.compile(r"[0-7]{1,3}")
 _HEX = {"x": 2, "u": 4, "U": 8}
 
 

@@ -18,9 +18,9 @@ read the commands this module produces.
 """
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator, Sequence
 
+from kimi_lsp import _regex
 from kimi_lsp._record import dataclass
 from kimi_lsp.syntax import EnvVar, SyntaxProblem, Token
 from kimi_lsp.text import Located, Span
@@ -195,18 +195,18 @@ class Command:
 
 
 _META = frozenset(" \t\f\v\r\n;&|()<>")
-_PLAIN_RUN = re.compile(r"[^ \t\f\v\r\n;&|()<>\\'\"$`]+")  # characters that stand for themselves
-_DQ_RUN = re.compile(r"[^\"\\$`]+")
+_PLAIN_RUN = _regex.compile(r"[^ \t\f\v\r\n;&|()<>\\'\"$`]+")  # characters that stand for themselves
+_DQ_RUN = _regex.compile(r"[^\"\\$`]+")
 _BLANKS = " \t\f\v\r"  # a lone \r (CRLF files) is blank to us; bash would keep it in the word
-ASSIGN_RE = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\+?=")
-_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_OPERATOR_RE = re.compile(r";;&|;;|;&|&&|\|\||\|&|[;&|()]")
-_REDIRECT_RE = re.compile(r"&>>|&>|<<<|<<-|<<|<>|<&|>&|>>|>\||<|>")
+ASSIGN_RE = _regex.compile(r"([A-Za-z_][A-Za-z0-9_]*)\+?=")
+_NAME_RE = _regex.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_OPERATOR_RE = _regex.compile(r";;&|;;|;&|&&|\|\||\|&|[;&|()]")
+_REDIRECT_RE = _regex.compile(r"&>>|&>|<<<|<<-|<<|<>|<&|>&|>>|>\||<|>")
 # Words that open or close compound commands; the command proper starts after them.
 _RESERVED = frozenset({"{", "}", "!", "if", "then", "else", "elif", "fi", "do", "done", "while", "until", "esac"})
 SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "ash", "mksh"})
 DECLARE = frozenset({"export", "declare", "typeset", "local", "readonly"})
-_ANSI_NUMERIC_RE = re.compile(r"x[0-9A-Fa-f]{1,2}|u[0-9A-Fa-f]{1,4}|U[0-9A-Fa-f]{1,8}|[0-7]{1,3}")
+_ANSI_NUMERIC_RE = _regex.compile(r"x[0-9A-Fa-f]{1,2}|u[0-9A-Fa-f]{1,4}|U[0-9A-Fa-f]{1,8}|[0-7]{1,3}")
 _ANSI_SIMPLE = {
     "n": "\n", "t": "\t", "r": "\r", "a": "\a", "b": "\b", "f": "\f", "v": "\v",
     "e": "\x1b", "E": "\x1b", "\\": "\\", "'": "'", '"': '"', "?": "?",
@@ -848,8 +848,8 @@ def env_from_word(word: Word) -> EnvVar | None:
 
 # A sentence lexed as a command: capitalised first word, plain words, closing punctuation
 # ("Then start the decode node:"), or any word in a non-Latin script ("Запрос с метриками:").
-_SENTENCE_WORD = re.compile(r"[A-Za-z][A-Za-z'’-]*[,;]?")
-_SENTENCE_END = re.compile(r"[A-Za-z][A-Za-z'’-]*[.:!?]")
+_SENTENCE_WORD = _regex.compile(r"[A-Za-z][A-Za-z'’-]*[,;]?")
+_SENTENCE_END = _regex.compile(r"[A-Za-z][A-Za-z'’-]*[.:!?]")
 _PROSE_MIN = 2  # sentences before a file without a shebang counts as notes
 
 

@@ -12,15 +12,15 @@ verbatim too. Nothing runs.
 """
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 
+from kimi_lsp import _regex
 from kimi_lsp._record import dataclass
 from kimi_lsp.syntax.shell import FlatSource, Word, lex
 from kimi_lsp.text import Span
 
-_BRACED_RE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?[-=+?])([^}]*))?\}")
-_PLAIN_RE = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)")
+_BRACED_RE = _regex.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?[-=+?])([^}]*))?\}")
+_PLAIN_RE = _regex.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)")
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,9 +12,9 @@ follow the locator stops and returns what it found so far; it never raises.
 """
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterator, Mapping
 
+from kimi_lsp import _regex
 from kimi_lsp._record import dataclass
 from kimi_lsp.syntax import SyntaxProblem, toml_scan
 from kimi_lsp.text import Span
@@ -33,10 +33,10 @@ else:
 # tomllib counts brackets per nesting level on the Python stack; past this depth (far below what
 # it accepts) no real file goes, so it is where a "nested too deeply" problem points.
 _NESTING_LIMIT = 100
-_LOCATION_RE = re.compile(r"\s*\(at line (\d+), column (\d+)\)\s*$|\s*\(at end of document\)\s*$")
-_BARE_KEY_RE = re.compile(r"[A-Za-z0-9_-]+")
-_BARE_VALUE_RE = re.compile(r"[^,\]}#\r\n]*")
-_BASIC_STRING_RE = re.compile(r'"(?:[^"\\\n]|\\.)*"')
+_LOCATION_RE = _regex.compile(r"\s*\(at line (\d+), column (\d+)\)\s*$|\s*\(at end of document\)\s*$")
+_BARE_KEY_RE = _regex.compile(r"[A-Za-z0-9_-]+")
+_BARE_VALUE_RE = _regex.compile(r"[^,\]}#\r\n]*")
+_BASIC_STRING_RE = _regex.compile(r'"(?:[^"\\\n]|\\.)*"')
 
 
 def parse(text: str) -> dict[str, Any] | SyntaxProblem:

@@ -17,25 +17,26 @@ tomllib on every TOML file of the tests and the corpus, and on generated and mut
 """
 from __future__ import annotations
 
-import re
+
+from kimi_lsp import _regex
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up: see _record.py)
 if TYPE_CHECKING:
     from typing import Any
 
-_WS = re.compile(r"[ \t]*")
-_COMMENT = re.compile(r"#[^\x00-\x08\x0a-\x1f\x7f]*")
-_KEY = re.compile(r"""[A-Za-z0-9_-]+|"([^"\\\x00-\x08\x0a-\x1f\x7f]*)"|'([^'\x00-\x08\x0a-\x1f\x7f]*)'""")
+_WS = _regex.compile(r"[ \t]*")
+_COMMENT = _regex.compile(r"#[^\x00-\x08\x0a-\x1f\x7f]*")
+_KEY = _regex.compile(r"""[A-Za-z0-9_-]+|"([^"\\\x00-\x08\x0a-\x1f\x7f]*)"|'([^'\x00-\x08\x0a-\x1f\x7f]*)'""")
 # Strings: escapes only of a quote, a backslash, a newline or a tab; multi-line ones without a
 # quote or a backslash inside (a line-ending backslash, and quotes next to the delimiters, are
 # where TOML's rules get subtle: tomllib reads those).
-_BASIC = re.compile(r'"((?:[^"\\\x00-\x08\x0a-\x1f\x7f]|\\["\\nt])*)"')
-_LITERAL = re.compile(r"'([^'\x00-\x08\x0a-\x1f\x7f]*)'")
-_ML_BASIC = re.compile(r'"""\n?([^"\\\x00-\x08\x0b-\x1f\x7f]*)"""')
-_ML_LITERAL = re.compile(r"'''\n?([^'\x00-\x08\x0b-\x1f\x7f]*)'''")
-_ESCAPE = re.compile(r'\\(["\\nt])')
+_BASIC = _regex.compile(r'"((?:[^"\\\x00-\x08\x0a-\x1f\x7f]|\\["\\nt])*)"')
+_LITERAL = _regex.compile(r"'([^'\x00-\x08\x0a-\x1f\x7f]*)'")
+_ML_BASIC = _regex.compile(r'"""\n?([^"\\\x00-\x08\x0b-\x1f\x7f]*)"""')
+_ML_LITERAL = _regex.compile(r"'''\n?([^'\x00-\x08\x0b-\x1f\x7f]*)'''")
+_ESCAPE = _regex.compile(r'\\(["\\nt])')
 _UNESCAPED = {'"': '"', "\\": "\\", "n": "\n", "t": "\t"}
-_INT = re.compile(r"-?(?:0|[1-9][0-9]{0,17})")
+_INT = _regex.compile(r"-?(?:0|[1-9][0-9]{0,17})")
 _MAX_DEPTH = 40
 
 # Kinds of the tables built, by id: a header defined it, a header named it as a parent, it is

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 
+from kimi_lsp import _regex
 from kimi_lsp._record import dataclass
 from kimi_lsp.text import Span
 
@@ -31,9 +32,15 @@ _ARTIFACTS = (
 )
 
 
+_artifacts: re.Pattern[str] | None = None
+
+
 def artifacts() -> re.Pattern[str]:
     """The artifact-list pattern (multi-line mode), compiled once."""
-    return re.compile(_ARTIFACTS, re.M)  # re's own cache keeps the compiled pattern
+    global _artifacts
+    if _artifacts is None:
+        _artifacts = _regex.compile(_ARTIFACTS, re.M)
+    return _artifacts
 
 
 # A TOML basic string without escapes (control characters other than tab are not allowed in one).
@@ -60,9 +67,9 @@ _BLOCK_PATTERN = (
     rf"|(?P<key>{_KEY}) = (?P<value>{_VALUE})\n"
 )
 _block: re.Pattern[str] | None = None
-_STR_RE = re.compile(_STR)
-_INNERMOST = re.compile(r"\{ ([^{}]*) \}")
-_INLINE_KEY = re.compile(rf"(?:^|, )({_KEY}) = ")
+_STR_RE = _regex.compile(_STR)
+_INNERMOST = _regex.compile(r"\{ ([^{}]*) \}")
+_INLINE_KEY = _regex.compile(rf"(?:^|, )({_KEY}) = ")
 
 _TOP_KEYS = frozenset(
     {"version", "revision", "requires-python", "resolution-markers", "supported-markers", "required-markers", "conflicts"}
@@ -122,7 +129,7 @@ def scan(text: str) -> UvLock | None:
         return None
     global _block
     if _block is None:
-        _block = re.compile(_BLOCK_PATTERN)
+        _block = _regex.compile(_BLOCK_PATTERN)
     n = len(text)
     pos = 0
     match_block = _block.match

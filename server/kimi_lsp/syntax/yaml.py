@@ -24,10 +24,10 @@ words them. Nodes of either kind are checked with the classes of ``syntax.ynodes
 from __future__ import annotations
 
 import bisect
-import re
 import sys
 from collections.abc import Sequence
 
+from kimi_lsp import _regex
 from kimi_lsp._record import dataclass, field
 from kimi_lsp.syntax import yaml_scan
 from kimi_lsp.syntax.ynodes import MappingNode, Node, ScalarNode, SequenceNode
@@ -449,14 +449,14 @@ def _align(value: str, units: Sequence[tuple[str, int, int]], anchor: int) -> Sc
 
 # ``{{ }}`` not preceded by ``$`` (GitHub Actions' ``${{ }}`` is plain YAML text), ``{% %}``,
 # ``{# #}``. Go template comments ``{{/* */}}`` are ``{{ }}`` actions too.
-_OPENER_RE = re.compile(r"\{[{%#]")
+_OPENER_RE = _regex.compile(r"\{[{%#]")
 _CLOSERS = {"{": "}}", "%": "%}", "#": "#}"}
 # Actions that only steer the template (they render no text of their own).
-_CONTROL_RE = re.compile(
+_CONTROL_RE = _regex.compile(
     r"\{[{%]-?\s*(?:if|else|elif|end\w*|range|with|define|for|block|set|macro|call|filter|raw|/\*)\b"
     r"|\{\{-?\s*/\*|\{#"
 )
-_COMMENT_RE = re.compile(r"\{\{-?\s*/\*|\{#")
+_COMMENT_RE = _regex.compile(r"\{\{-?\s*/\*|\{#")
 MAX_TEMPLATE_ACTIONS = 100_000
 
 

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import re
 
+from kimi_lsp import _regex
 from kimi_lsp.syntax.ynodes import MappingNode, Mark, Node, ScalarNode, SequenceNode
 
 STR_TAG = "tag:yaml.org,2002:str"
@@ -50,7 +51,7 @@ MAX_DEPTH = 40  # far below the readers' own limit; deeper text goes to PyYAML
 # paragraph separators, a BOM, C0/C1 controls, surrogates, U+FFFE/U+FFFF. (The complement, the
 # printable set, takes ~6 ms to compile: its ranges reach U+10FFFF.) ASCII text needs only the
 # ASCII part; the rest compiles (~0.4 ms) with the first other text.
-_OUTSIDE_ASCII = re.compile("[\x00-\x09\x0b-\x1f\x7f]")
+_OUTSIDE_ASCII = _regex.compile("[\x00-\x09\x0b-\x1f\x7f]")
 _OUTSIDE_OTHER = "\x80-\x9f\u2028\u2029\ud800-\udfff\ufeff\ufffe\uffff"
 _outside: list[re.Pattern[str]] = []
 
@@ -63,13 +64,13 @@ def _unprintable(text: str) -> bool:
     return _outside[0].search(text) is not None
 
 
-_DOC_END = re.compile(r"^\.\.\.", re.M)
-_DOC_START = re.compile(r"---(?: +(?:#.*)?)?")  # alone on its line but for a comment
-_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-/]*:(?= |$)")
-_INT = re.compile(r"[-+]?(?:0|[1-9][0-9]*)")
-_FLOAT = re.compile(r"[-+]?[0-9]+\.[0-9]*(?:[eE][-+][0-9]+)?")  # YAML 1.1 floats need the dot
+_DOC_END = _regex.compile(r"^\.\.\.", re.M)
+_DOC_START = _regex.compile(r"---(?: +(?:#.*)?)?")  # alone on its line but for a comment
+_KEY = _regex.compile(r"[A-Za-z_][A-Za-z0-9_.\-/]*:(?= |$)")
+_INT = _regex.compile(r"[-+]?(?:0|[1-9][0-9]*)")
+_FLOAT = _regex.compile(r"[-+]?[0-9]+\.[0-9]*(?:[eE][-+][0-9]+)?")  # YAML 1.1 floats need the dot
 # A version (0.5.23): a float has one dot, an int none, a timestamp a "-": a string for sure.
-_DOTTED = re.compile(r"[0-9]+(?:\.[0-9]+){2,}")
+_DOTTED = _regex.compile(r"[0-9]+(?:\.[0-9]+){2,}")
 # A plain scalar may not start with an indicator (a "-" starts one only before a non-blank).
 _BAD_START = frozenset("?:,[]{}#&*!|>'\"%@`")
 

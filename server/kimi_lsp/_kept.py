@@ -1,0 +1,81 @@
+"""Values made at start-up and kept across runs, the way CPython keeps bytecode.
+
+``kimi-lsp --check FILE`` starts once per pre-commit invocation, so what every start makes the
+same way (a record's generated methods, a regular expression's compiled program) is made once and
+kept in the package's ``__pycache__`` as marshal, one file per interpreter. The key of an entry is
+its whole input (a method's source, a pattern and its flags), so an entry can never be stale; the
+file is rewritten at exit only when a run made something new. Nothing is written where the
+package is not writable, and a missing or unreadable file only means making everything again.
+"""
+from __future__ import annotations
+
+import os
+import sys
+
+TYPE_CHECKING = False  # typing is not imported at run time (start-up: see _record.py)
+if TYPE_CHECKING:
+    from typing import Any
+
+_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "__pycache__")
+
+
+class Kept:
+    """A dict of marshal-able values, read on first use and saved at exit when it grew."""
+
+    __slots__ = ("_path", "_data", "_grew", "_used")
+
+    # Past this many entries (edits of the package's own code leave old ones behind), a save
+    # keeps only those this run asked for.
+    LIMIT = 4096
+
+    def __init__(self, name: str) -> None:
+        self._path = os.path.join(_DIR, f"{name}.{sys.implementation.cache_tag}.marshal")
+        self._data: dict[Any, Any] | None = None
+        self._grew = False
+        self._used: set[Any] = set()
+
+    def _load(self) -> dict[Any, Any]:
+        import marshal
+
+        try:
+            with open(self._path, "rb") as fh:
+                data = marshal.loads(fh.read())
+        except (OSError, ValueError, EOFError, TypeError):
+            data = None
+        self._data = data if isinstance(data, dict) else {}
+        return self._data
+
+    def get(self, key: Any) -> Any:
+        data = self._data if self._data is not None else self._load()
+        self._used.add(key)
+        return data.get(key)
+
+    def put(self, key: Any, value: Any) -> None:
+        data = self._data if self._data is not None else self._load()
+        data[key] = value
+        self._used.add(key)
+        if not self._grew:
+            self._grew = True
+            import atexit
+
+            atexit.register(self.save)
+
+    def save(self) -> None:
+        import marshal
+
+        data = self._data
+        if not data:
+            return
+        if len(data) > self.LIMIT:
+            data = {k: v for k, v in data.items() if k in self._used}
+        tmp = f"{self._path}.{os.getpid()}.tmp"
+        try:
+            os.makedirs(os.path.dirname(self._path), exist_ok=True)
+            with open(tmp, "wb") as fh:
+                fh.write(marshal.dumps(data))
+            os.replace(tmp, self._path)  # atomic: a concurrent reader sees the old file or the new one
+        except (OSError, ValueError):
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
