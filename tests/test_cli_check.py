@@ -125,7 +125,8 @@ def test_check_imports_neither_pygls_nor_torch(example: Path) -> None:
 HEAVY = ("dataclasses", "inspect", "packaging.requirements", "packaging.markers", "logging", "difflib", "subprocess",
          "tomllib", "tomli", "kimi_lsp.syntax.toml", "ast", "kimi_lsp.syntax.python", "kimi_lsp.syntax.notebook",
          "kimi_lsp.surfaces.python", "kimi_lsp.surfaces.notebook", "argparse", "gettext", "shutil",
-         "kimi_lsp.syntax.uv_lock", "yaml", "kimi_lsp.syntax._pyyaml", "packaging", "typing")
+         "kimi_lsp.syntax.uv_lock", "yaml", "kimi_lsp.syntax._pyyaml", "packaging", "typing", "json", "shlex",
+         "contextlib", "datetime")
 
 
 def _modules_after(args: list[str], cwd: Path, env: dict[str, str]) -> set[str]:
@@ -141,6 +142,18 @@ def test_one_file_check_stays_off_heavy_modules(example: Path) -> None:
     mods = _modules_after(["--check", "-q", "deploy/k3-dcp.yaml"], example, {})
     assert "kimi_lsp.engine" in mods
     assert not [m for m in HEAVY if m in mods]
+
+
+def test_a_uv_project_is_read_without_tomllib(tmp_path: Path) -> None:
+    """A plain pyproject.toml (syntax/toml_scan.py) and a uv.lock in uv's own shape
+    (syntax/uv_lock.py) need neither tomllib nor the typing and datetime it imports."""
+    proj = tmp_path / "uv-project"
+    shutil.copytree(ROOT / "tests" / "pins_fixtures" / "uv-lock" / "sglang-only", proj)
+    (proj / ".git").mkdir()
+    shutil.copytree(EXAMPLE / "deploy", proj / "deploy")
+    mods = _modules_after(["--check", "-q", "deploy/k3-dcp.yaml"], proj, {})
+    assert {"kimi_lsp.syntax.toml_scan", "kimi_lsp.syntax.uv_lock"} <= mods
+    assert not [m for m in HEAVY if m in mods and m not in ("kimi_lsp.syntax.toml", "kimi_lsp.syntax.uv_lock")]
 
 
 def test_a_cache_hit_loads_no_engine(example: Path) -> None:

@@ -9,6 +9,7 @@ package is not writable, and a missing or unreadable file only means making ever
 """
 from __future__ import annotations
 
+import marshal
 import os
 import sys
 
@@ -20,7 +21,10 @@ _DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "__pycache__")
 
 
 class Kept:
-    """A dict of marshal-able values, read on first use and saved at exit when it grew."""
+    """A dict of marshal-able values, read on first use and saved at exit when it grew.
+
+    Each value is kept as its own marshal bytes and decoded when asked for: a run decodes only
+    the entries it uses (a one-file check builds a fraction of the package's records)."""
 
     __slots__ = ("_path", "_data", "_grew", "_used")
 
@@ -35,8 +39,6 @@ class Kept:
         self._used: set[Any] = set()
 
     def _load(self) -> dict[Any, Any]:
-        import marshal
-
         try:
             with open(self._path, "rb") as fh:
                 data = marshal.loads(fh.read())
@@ -48,11 +50,20 @@ class Kept:
     def get(self, key: Any) -> Any:
         data = self._data if self._data is not None else self._load()
         self._used.add(key)
-        return data.get(key)
+        raw = data.get(key)
+        if type(raw) is not bytes:
+            return None
+        try:
+            return marshal.loads(raw)
+        except (ValueError, EOFError, TypeError):
+            return None
 
     def put(self, key: Any, value: Any) -> None:
         data = self._data if self._data is not None else self._load()
-        data[key] = value
+        try:
+            data[key] = marshal.dumps(value)
+        except ValueError:  # not something marshal keeps: made again next time
+            return
         self._used.add(key)
         if not self._grew:
             self._grew = True
@@ -61,8 +72,6 @@ class Kept:
             atexit.register(self.save)
 
     def save(self) -> None:
-        import marshal
-
         data = self._data
         if not data:
             return
