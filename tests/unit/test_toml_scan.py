@@ -17,6 +17,7 @@ import pytest
 from kimi_lsp._toml import tomllib
 from kimi_lsp.syntax import toml_scan
 from kimi_lsp.syntax.toml import parse
+from tests.unit._mutate import mutate
 
 ROOT = Path(__file__).resolve().parents[2]
 FILES = sorted(p for d in ("tests", "examples") for p in (ROOT / d).rglob("*.toml") if p.stat().st_size < 1_000_000)
@@ -60,23 +61,7 @@ def test_mutations_are_read_as_tomllib_reads_them_or_declined() -> None:
     rng = random.Random(1211)
     texts = [p.read_text("utf-8", errors="surrogateescape") for p in FILES if p.stat().st_size < 20_000]
     for _ in range(6000):
-        text = rng.choice(texts)
-        for _ in range(rng.randint(1, 3)):
-            i = rng.randrange(len(text) + 1)
-            op = rng.random()
-            if op < 0.35:
-                text = text[:i] + rng.choice(_NOISE) + text[i:]
-            elif op < 0.65:
-                text = text[:i] + text[i + 1:]
-            elif op < 0.85:  # a line twice: duplicate keys and tables
-                lines = text.split("\n")
-                k = rng.randrange(len(lines))
-                lines.insert(rng.randrange(len(lines) + 1), lines[k])
-                text = "\n".join(lines)
-            else:
-                lines = text.split("\n")
-                rng.shuffle(lines)
-                text = "\n".join(lines)
+        text = mutate(rng, rng.choice(texts), _NOISE, longest_cut=1, last="shuffle")
         assert _agrees(text), text
 
 

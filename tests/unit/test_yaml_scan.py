@@ -19,6 +19,7 @@ from kimi_lsp.syntax import _pyyaml
 from kimi_lsp.syntax import yaml as reader
 from kimi_lsp.syntax import yaml_scan
 from kimi_lsp.syntax.ynodes import MappingNode, Node, ScalarNode, SequenceNode
+from tests.unit._mutate import mutate
 from tests.unit.test_yaml_fast_paths import TRICKY
 
 TESTS = Path(__file__).resolve().parents[1]
@@ -82,22 +83,7 @@ def test_mutations_of_the_accepted_files_agree_or_are_declined() -> None:
         "  ", "- ", ": ", " #", "\n  ", "é", "\u2028", "\t", "\r", "\x85", "\ufeff", "1e5", "<<", "yes", "~"]
     accepted = 0
     for _ in range(6000):
-        t = rng.choice(seeds)
-        for _ in range(rng.randint(1, 3)):
-            i = rng.randrange(len(t) + 1)
-            op = rng.random()
-            if op < 0.4:
-                t = t[:i] + rng.choice(alphabet) + t[i:]
-            elif op < 0.7:
-                t = t[:i] + t[i + rng.randint(1, 3):]
-            else:
-                lines = t.split("\n")
-                j = rng.randrange(len(lines))
-                if op < 0.85:
-                    lines.insert(j, lines[j])
-                else:
-                    lines[j] = " " * rng.randint(0, 4) + lines[j].lstrip(" ")
-                t = "\n".join(lines)
+        t = mutate(rng, rng.choice(seeds), alphabet)
         accepted += bool(_agrees(t))
     assert accepted > 2000
 
