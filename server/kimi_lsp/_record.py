@@ -109,6 +109,13 @@ def _build(cls: type, frozen: bool, slots: bool, eq: bool, order: bool, want_rep
 
     # __init__
     params, body = ["self"], []
+    # A frozen record without slots writes its fields into the instance dict in one go (~2x
+    # faster than object.__setattr__ per field: 530 flags a schema), unless a field's name is a
+    # data descriptor somewhere in the class's MRO, which object.__setattr__ would call instead.
+    direct = frozen and not slots and not any(
+        hasattr(type(getattr(cls, f.name, None)), "__set__") for f in flds)
+    if direct:
+        body.append("  _d = self.__dict__")
     seen_default = False
     for f in flds:
         value_src = f.name
@@ -136,6 +143,8 @@ def _build(cls: type, frozen: bool, slots: bool, eq: bool, order: bool, want_rep
             continue  # init=False without a default: left unset, as dataclasses does
         if frozen and slots:  # the slot's own setter: skips __setattr__'s lookup (hot: Span, Token)
             body.append(f"  _slot_{f.name}(self, {value_src})")
+        elif frozen and direct:  # the instance dict itself: what object.__setattr__ would write
+            body.append(f"  _d[{f.name!r}] = {value_src}")
         elif frozen:
             body.append(f"  _set(self, {f.name!r}, {value_src})")
         else:

@@ -122,6 +122,18 @@ class Version:
                      (1, 0) if self.dev is None else (0, self.dev), local_key)
         self._str = ""
 
+    def _parts(self) -> tuple[Any, ...]:
+        """What the version is made of, as marshal keeps it (knowledge/_compiled.py)."""
+        return (self.epoch, self.release, self.pre, self.post, self.dev, self._local, self._key)
+
+    @classmethod
+    def _from_parts(cls, parts: tuple[Any, ...]) -> Version:
+        """The version ``_parts`` describes, without parsing its text again."""
+        v = object.__new__(cls)
+        v.epoch, v.release, v.pre, v.post, v.dev, v._local, v._key = parts
+        v._str = ""
+        return v
+
     # -- the normal form ------------------------------------------------------------------------
 
     @property

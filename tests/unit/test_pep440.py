@@ -165,3 +165,16 @@ def test_the_common_forms_need_no_packaging(text: str) -> None:
     """The normal-form path never reaches packaging (the reason the module exists)."""
     assert pep440.SpecifierSet(f">={text.split('+')[0]},!={text}")._specs[0]._theirs is None
     assert str(pep440.Version(text)) == text
+
+
+def test_a_kept_version_is_the_parsed_one() -> None:
+    """The knowledge tables keep their versions as ``_parts`` (marshal): rebuilt, each is the
+    version its text parses to, in every attribute, in order and in hash."""
+    import marshal
+
+    for text in _versions():
+        v = _parse(pep440, text)
+        if v is None:
+            continue
+        kept = pep440.Version._from_parts(marshal.loads(marshal.dumps(v._parts())))  # type: ignore[attr-defined]
+        assert _attrs(kept) == _attrs(v) and kept == v and hash(kept) == hash(v) and not kept < v, text

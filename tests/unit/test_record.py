@@ -159,3 +159,41 @@ def test_generated_methods_are_compiled_once_and_kept_like_bytecode(tmp_path, mo
         w: int
 
     assert S(1).w == 1  # a corrupt file is ignored
+
+
+def test_a_frozen_record_without_slots_writes_its_fields_as_setattr_would() -> None:
+    """Its __init__ fills the instance dict directly, which is what object.__setattr__ does for a
+    plain attribute; a field that is a data descriptor in the class's MRO still goes through it."""
+
+    @dataclass(frozen=True)
+    class Plain:
+        a: int
+        b: tuple[int, ...] = ()
+
+    p = Plain(1, (2,))
+    assert vars(p) == {"a": 1, "b": (2,)} and p == Plain(1, (2,)) and hash(p) == hash(Plain(1, (2,)))
+    with pytest.raises(FrozenInstanceError):
+        p.a = 2  # type: ignore[misc]
+    assert copy.copy(p) == p and copy.deepcopy(p) == p and replace(p, a=3).a == 3
+
+    class Seen:
+        def __init__(self) -> None:
+            self.sets: list[object] = []
+
+        def __get__(self, obj: object, owner: type | None = None) -> object:
+            return "described" if obj is not None else self
+
+        def __set__(self, obj: object, value: object) -> None:
+            self.sets.append(value)
+
+    seen = Seen()
+
+    class Base:
+        x = seen
+
+    @dataclass(frozen=True)
+    class Described(Base):
+        x: int  # a data descriptor in the MRO: object.__setattr__ calls it
+
+    Described(5)
+    assert seen.sets == [5]

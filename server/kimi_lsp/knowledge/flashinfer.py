@@ -17,9 +17,14 @@ from collections.abc import Iterable, Mapping
 from functools import cache, lru_cache, reduce
 from pathlib import Path
 
+from kimi_lsp import pep440
 from kimi_lsp._record import dataclass
 from kimi_lsp.knowledge import _compiled
 from kimi_lsp.pep440 import InvalidSpecifier, InvalidVersion, Specifier, SpecifierSet, Version
+
+TYPE_CHECKING = False  # typing is not imported at run time (start-up: see _record.py)
+if TYPE_CHECKING:
+    from typing import Any
 
 WATCHED = ("flashinfer-python", "flashinfer-cubin", "flashinfer-jit-cache")
 
@@ -47,12 +52,19 @@ class FlashinferRelease:
         return self.decode_exports and self.enable_dcp
 
 
+def _sorted_rows() -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
+    """The table's rows in PEP 440 order, each with its parsed version (kept by ``_compiled``)."""
+    rows = [(Version(r["version"])._parts(), r) for r in _compiled.load_json(str(_DATA))["releases"]]
+    rows.sort(key=lambda r: r[0][-1])  # the version's sort key; stable: a repeated version keeps file order
+    return rows
+
+
 @cache
 def _table() -> Mapping[Version, FlashinferRelease]:
-    data = _compiled.load_json(str(_DATA))
+    kept = _compiled.load("flashinfer_dcp.table", (str(_DATA), __file__, pep440.__file__), _sorted_rows)
     rows = [
         FlashinferRelease(
-            version=Version(r["version"]),
+            version=Version._from_parts(parts),
             has_function=r["has_function"],
             decode_exports=r["decode_exports"],
             enable_dcp=r["enable_dcp"],
@@ -60,9 +72,9 @@ def _table() -> Mapping[Version, FlashinferRelease]:
             line=r.get("line"),
             params=r.get("params"),
         )
-        for r in data["releases"]
+        for parts, r in kept
     ]
-    return {r.version: r for r in sorted(rows, key=lambda r: r.version)}
+    return {r.version: r for r in rows}
 
 
 def table_info() -> Mapping[str, object]:

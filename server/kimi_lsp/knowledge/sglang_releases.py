@@ -13,9 +13,14 @@ from functools import cache
 from pathlib import Path
 from types import MappingProxyType
 
+from kimi_lsp import pep440
 from kimi_lsp._record import dataclass, field
 from kimi_lsp.knowledge import _compiled
 from kimi_lsp.pep440 import InvalidVersion, Version
+
+TYPE_CHECKING = False  # typing is not imported at run time (start-up: see _record.py)
+if TYPE_CHECKING:
+    from typing import Any
 
 _DATA = Path(__file__).with_name("data") / "sglang_releases.json"
 
@@ -35,11 +40,18 @@ class SglangRelease:
     k3_dcp_check_file: str | None = None
 
 
+def _sorted_rows() -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
+    """The table's rows in PEP 440 order, each with its parsed version (kept by ``_compiled``)."""
+    rows = [(Version(row["version"])._parts(), row) for row in _compiled.load_json(str(_DATA))["releases"]]
+    rows.sort(key=lambda r: r[0][-1])  # the version's sort key; stable: a repeated version keeps file order
+    return rows
+
+
 @cache
 def _table() -> Mapping[Version, SglangRelease]:
-    data = _compiled.load_json(str(_DATA))
+    kept = _compiled.load("sglang_releases.table", (str(_DATA), __file__, pep440.__file__), _sorted_rows)
     table: dict[Version, SglangRelease] = {}
-    for row in data["releases"]:
+    for parts, row in kept:
         release = SglangRelease(
             version=row["version"],
             flashinfer_requirement=row.get("flashinfer_requirement"),
@@ -49,8 +61,8 @@ def _table() -> Mapping[Version, SglangRelease]:
             flashinfer_extra=row.get("flashinfer_extra"),
             k3_dcp_check_file=row.get("k3_dcp_check"),
         )
-        table[Version(release.version)] = release
-    return dict(sorted(table.items()))
+        table[Version._from_parts(parts)] = release  # a repeated version: the last row wins, as before
+    return table
 
 
 def sglang_release(version: str) -> SglangRelease | None:
