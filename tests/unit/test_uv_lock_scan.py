@@ -8,6 +8,7 @@ edited) where either the scan declines or its answer equals tomllib's.
 """
 from __future__ import annotations
 
+import random
 from pathlib import Path
 
 import pytest
@@ -140,3 +141,38 @@ def test_the_value_grammar_is_a_subset_of_toml(value: str, accepted: bool) -> No
     assert (scan(text) is not None) == accepted
     if accepted:
         assert tomllib.loads(text)["options"]["x"] is not None
+
+
+def _gen_inline(rng: random.Random, depth: int = 0) -> str:
+    keys = [rng.choice(["a", "b", "ab", "name", "marker", "n-1"]) for _ in range(rng.randint(0, 4))]
+    parts = []
+    for k in keys:
+        r = rng.random()
+        if r < 0.5 or depth >= 2:
+            v = rng.choice(['"x"', '"a, b = c"', '"{ a = 1, a = 2 }"', "1", "true"])
+        elif r < 0.7:
+            v = "[" + ", ".join(rng.choice(['"p"', "2", '", a = "']) for _ in range(rng.randint(0, 3))) + "]"
+        else:
+            v = _gen_inline(rng, depth + 1)
+        parts.append(f"{k} = {v}")
+    return "{ " + ", ".join(parts) + " }" if parts else "{}"
+
+
+def test_repeated_inline_keys_are_found_as_tomllib_finds_them() -> None:
+    """``_inline_duplicates`` against tomllib on 5,000 generated (nested) inline tables and arrays
+    of them: a key written twice in one table, and only that, is a duplicate."""
+    from kimi_lsp._toml import tomllib
+    from kimi_lsp.syntax.uv_lock import _inline_duplicates
+
+    rng = random.Random(5)
+    dups = 0
+    for _ in range(5000):
+        value = _gen_inline(rng) if rng.random() < 0.6 else "[" + ", ".join(_gen_inline(rng) for _ in range(3)) + "]"
+        try:
+            tomllib.loads(f"k = {value}\n")
+            expected = False
+        except tomllib.TOMLDecodeError:
+            expected = True  # the only invalidity generated: a repeated key
+        assert _inline_duplicates(value) == expected, value
+        dups += expected
+    assert 500 < dups < 4500

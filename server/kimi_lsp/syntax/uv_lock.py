@@ -69,7 +69,9 @@ _BLOCK_PATTERN = (
 _block: re.Pattern[str] | None = None
 _STR_RE = _regex.compile(_STR)
 _INNERMOST = _regex.compile(r"\{ ([^{}]*) \}")
-_INLINE_KEY = _regex.compile(rf"(?:^|, )({_KEY}) = ")
+# A key of an inline table, then the same key later in that table (nothing between crosses a
+# brace: arrays inside hold scalars only, so a ", KEY = " in there is a key of the table).
+_REPEATED_KEY = _regex.compile(rf"(?:\{{ |, )({_KEY}) = [^{{}}]*?, \1 = ")
 
 _TOP_KEYS = frozenset(
     {"version", "revision", "requires-python", "resolution-markers", "supported-markers", "required-markers", "conflicts"}
@@ -109,13 +111,14 @@ class UvLock:
 
 
 def _inline_duplicates(value: str) -> bool:
-    """Whether an inline table in ``value`` (a value ``_VALUE`` matched) repeats a key."""
+    """Whether an inline table in ``value`` (a value ``_VALUE`` matched) repeats a key.
+
+    Strings blanked, the innermost tables are searched for a key written twice (the pattern cannot
+    cross a brace), then replaced by a scalar, until no table is left."""
     flat = _STR_RE.sub('""', value)
     while "{" in flat:
-        for inner in _INNERMOST.findall(flat):
-            keys = _INLINE_KEY.findall(inner)
-            if len(keys) != len(set(keys)):
-                return True
+        if _REPEATED_KEY.search(flat) is not None:
+            return True
         nxt = _INNERMOST.sub("0", flat).replace("{}", "0")
         if nxt == flat:
             return True  # not an inline table _VALUE makes: let tomllib decide
