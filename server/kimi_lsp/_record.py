@@ -84,43 +84,32 @@ def _collect(cls: type) -> list[Field]:
 
 
 # Compiling the generated methods is most of what a record costs at start-up (~0.4 ms a class,
-# ~80 classes on the `--check` path). Their code objects are kept across runs (_kept.py), keyed
-# by the source itself, so a stale entry is impossible: a changed class is a different key.
+# ~80 classes on the `--check` path), and generating their source a good part of the rest. Their
+# code objects are kept across runs (_kept.py), keyed by the class's shape: everything the
+# source is made from (each field's name and options, the decorator's flags, which methods the
+# class writes itself). The same shape is the same source, so a stale entry is impossible.
 _codes = Kept("_record_methods")
 
-
-def _code_for(src: str) -> Any:
-    code = _codes.get(src)
-    if code is None:
-        code = compile(src, "<kimi_lsp._record>", "exec")
-        _codes.put(src, code)
-    return code
+_OWN_METHODS = ("__repr__", "__eq__", "__lt__", "__le__", "__gt__", "__ge__")
 
 
 def _tuple_src(prefix: str, names: list[str]) -> str:
     return "(" + "".join(f"{prefix}.{n}," for n in names) + ")"
 
 
-def _build(cls: type, frozen: bool, slots: bool, eq: bool, order: bool, want_repr: bool) -> type:
-    flds = _collect(cls)
-    own = cls.__dict__
-    ns: dict[str, Any] = {"_MISSING": _MISSING, "_set": object.__setattr__, "_Frozen": FrozenInstanceError}
+def _source(flds: list[Field], own: Any, frozen: bool, slots: bool, eq: bool, order: bool, want_repr: bool,
+            explicit_hash: bool, post_init: bool, direct: bool) -> str:
+    """The generated methods' source (it depends on nothing but the arguments: the class's shape)."""
     src: list[str] = []
 
     # __init__
     params, body = ["self"], []
-    # A frozen record without slots writes its fields into the instance dict in one go (~2x
-    # faster than object.__setattr__ per field: 530 flags a schema), unless a field's name is a
-    # data descriptor somewhere in the class's MRO, which object.__setattr__ would call instead.
-    direct = frozen and not slots and not any(
-        hasattr(type(getattr(cls, f.name, None)), "__set__") for f in flds)
     if direct:
         body.append("  _d = self.__dict__")
     seen_default = False
     for f in flds:
         value_src = f.name
         if f.default_factory is not _MISSING:
-            ns[f"_factory_{f.name}"] = f.default_factory
             if f.init:
                 params.append(f"{f.name}=_MISSING")
                 value_src = f"_factory_{f.name}() if {f.name} is _MISSING else {f.name}"
@@ -129,7 +118,6 @@ def _build(cls: type, frozen: bool, slots: bool, eq: bool, order: bool, want_rep
             seen_default = True
         elif f.init:
             if f.default is not _MISSING:
-                ns[f"_default_{f.name}"] = f.default
                 params.append(f"{f.name}=_default_{f.name}")
                 seen_default = True
             elif seen_default:
@@ -137,7 +125,6 @@ def _build(cls: type, frozen: bool, slots: bool, eq: bool, order: bool, want_rep
             else:
                 params.append(f.name)
         elif f.default is not _MISSING:
-            ns[f"_default_{f.name}"] = f.default
             value_src = f"_default_{f.name}"
         else:
             continue  # init=False without a default: left unset, as dataclasses does
@@ -149,7 +136,7 @@ def _build(cls: type, frozen: bool, slots: bool, eq: bool, order: bool, want_rep
             body.append(f"  _set(self, {f.name!r}, {value_src})")
         else:
             body.append(f"  self.{f.name} = {value_src}")
-    if hasattr(cls, "__post_init__"):
+    if post_init:
         body.append("  self.__post_init__()")
     src.append(f"def __init__({', '.join(params)}):\n" + ("\n".join(body) or "  pass") + "\n")
 
@@ -172,7 +159,6 @@ def _build(cls: type, frozen: bool, slots: bool, eq: bool, order: bool, want_rep
                     f"    return {_tuple_src('self', compared)} {sym} {_tuple_src('other', compared)}\n"
                     "  return NotImplemented\n"
                 )
-    explicit_hash = "__hash__" in own and not (own["__hash__"] is None and "__eq__" in own)
     hashed = [f.name for f in flds if (f.compare if f.hash is None else f.hash)]
     if eq and frozen and not explicit_hash:
         src.append(f"def __hash__(self):\n  return hash({_tuple_src('self', hashed)})\n")
@@ -189,7 +175,35 @@ def _build(cls: type, frozen: bool, slots: bool, eq: bool, order: bool, want_rep
             "def __setstate__(self, state):\n"
             f"  for name, value in zip({tuple(names)!r}, state):\n    _set(self, name, value)\n"
         )
-    exec(_code_for("".join(src)), ns)  # noqa: S102 - source built above from the class's own field names
+    return "".join(src)
+
+
+def _build(cls: type, frozen: bool, slots: bool, eq: bool, order: bool, want_repr: bool) -> type:
+    flds = _collect(cls)
+    own = cls.__dict__
+    # A frozen record without slots writes its fields into the instance dict in one go (~2x
+    # faster than object.__setattr__ per field: 530 flags a schema), unless a field's name is a
+    # data descriptor somewhere in the class's MRO, which object.__setattr__ would call instead.
+    direct = frozen and not slots and not any(
+        hasattr(type(getattr(cls, f.name, None)), "__set__") for f in flds)
+    explicit_hash = "__hash__" in own and not (own["__hash__"] is None and "__eq__" in own)
+    post_init = hasattr(cls, "__post_init__")
+    shape = (tuple((f.name, f.default is not _MISSING, f.default_factory is not _MISSING, f.init, f.repr, f.compare,
+                    f.hash) for f in flds),
+             frozen, slots, eq, order, want_repr, tuple(m in own for m in _OWN_METHODS), explicit_hash, post_init, direct)
+    ns: dict[str, Any] = {"_MISSING": _MISSING, "_set": object.__setattr__, "_Frozen": FrozenInstanceError}
+    for f in flds:
+        if f.default_factory is not _MISSING:
+            ns[f"_factory_{f.name}"] = f.default_factory
+        elif f.default is not _MISSING:
+            ns[f"_default_{f.name}"] = f.default
+    code = _codes.get(shape)
+    if code is None:
+        code = compile(_source(flds, own, frozen, slots, eq, order, want_repr, explicit_hash, post_init, direct),
+                       "<kimi_lsp._record>", "exec")
+        _codes.put(shape, code)
+    names = [f.name for f in flds]
+    exec(code, ns)  # noqa: S102 - source built by _source from the class's own field names
 
     if slots:
         body_dict = {k: v for k, v in own.items() if k not in names and k not in ("__dict__", "__weakref__")}

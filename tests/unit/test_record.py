@@ -197,3 +197,40 @@ def test_a_frozen_record_without_slots_writes_its_fields_as_setattr_would() -> N
 
     Described(5)
     assert seen.sets == [5]
+
+
+def test_a_records_shape_decides_its_methods_source() -> None:
+    """Generated methods are kept by the class's shape, not by their source: every record class
+    of the package, decorated afresh, must give one source per shape (else a kept entry could
+    serve a class the methods of another)."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    code = """
+import importlib, pkgutil
+import kimi_lsp
+from kimi_lsp import _record
+made, last = {}, []
+def source(*args):
+    last.append(_record_source(*args))
+    return last[-1]
+class Fresh:
+    def get(self, key):
+        return None
+    def put(self, key, value):
+        assert made.setdefault(key, last[-1]) == last[-1], key
+_record_source = _record._source
+_record._source = source
+_record._codes = Fresh()
+for mod in pkgutil.walk_packages(kimi_lsp.__path__, "kimi_lsp."):
+    if not mod.name.startswith(("kimi_lsp.__main__", "kimi_lsp.verify.gpu")):
+        importlib.import_module(mod.name)
+print(len(made), len(last))
+"""
+    server = Path(__file__).resolve().parents[2] / "server"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env={"PYTHONPATH": str(server), "PATH": ""})
+    assert out.returncode == 0, out.stderr[-2000:]
+    shapes, classes = map(int, out.stdout.split())
+    assert classes >= 80 and 0 < shapes <= classes  # 93 record classes today
