@@ -309,7 +309,9 @@ class Specifier:
         except InvalidVersion:
             return False
 
-    def contains(self, item: Version | str, prereleases: bool = True) -> bool:
+    def contains(self, item: Version | str, *, prereleases: bool) -> bool:
+        """Whether ``item`` matches; ``prereleases`` must be said (packaging's default, None, is
+        a rule of its own that no caller here wants)."""
         v = _as_version(item)
         if not prereleases and v.is_prerelease:
             return False
@@ -392,7 +394,9 @@ class SpecifierSet:
     def prereleases(self) -> bool:
         return any(s.prereleases for s in self._specs)
 
-    def contains(self, item: Version | str, prereleases: bool = True) -> bool:
+    def contains(self, item: Version | str, *, prereleases: bool) -> bool:
+        """Whether ``item`` matches; ``prereleases`` must be said (packaging's default, None, is
+        a rule of its own that no caller here wants)."""
         v = _as_version(item)
         if not prereleases and v.is_prerelease:
             return False

@@ -156,7 +156,8 @@ def test_filter_picks_as_pip_does() -> None:
 def test_intersection_keeps_every_clause() -> None:
     both = pep440.SpecifierSet(">=0.6") & pep440.SpecifierSet("<0.7,!=0.6.3")
     assert [str(c) for c in both] == [">=0.6", "<0.7", "!=0.6.3"]
-    assert both.contains("0.6.2") and not both.contains("0.6.3") and not both.contains("0.7")
+    assert both.contains("0.6.2", prereleases=True) and not both.contains("0.6.3", prereleases=True)
+    assert not both.contains("0.7", prereleases=True)
     assert list(pep440.SpecifierSet()) == [] and pep440.SpecifierSet().contains("1.0rc1", prereleases=True)
 
 
