@@ -151,14 +151,11 @@ def scan(text: str) -> UvLock | None:
     markers: tuple[str, ...] | None = None
     has_artifacts = False
 
-    def flush() -> bool:
-        if name is None or not name:
-            return False
-        packages.append(UvPackage(name, name_kv, name_content, version, version_kv, markers, has_artifacts))
-        return True
-
     while pos < n:
         c = text[pos]
+        if c == "\n":  # a blank line (the block pattern's first alternative, without its call)
+            pos += 1
+            continue
         if c in "swf":
             m = match_artifacts(text, pos)
             if m is not None:
@@ -210,8 +207,10 @@ def scan(text: str) -> UvLock | None:
             if rank is None or rank < top_rank:
                 return None
             if got == "package":
-                if in_package and not flush():
-                    return None
+                if in_package:
+                    if not name:
+                        return None
+                    packages.append(UvPackage(name, name_kv, name_content, version, version_kv, markers, has_artifacts))
                 in_package = True
                 for sub in _PACKAGE_TABLES:
                     table_keys.pop(sub, None)
@@ -240,8 +239,10 @@ def scan(text: str) -> UvLock | None:
         table = got
         keys = set()
         table_keys[got] = keys
-    if in_package and not flush():
-        return None
+    if in_package:
+        if not name:
+            return None
+        packages.append(UvPackage(name, name_kv, name_content, version, version_kv, markers, has_artifacts))
     return UvLock("version" in table_keys[""], tuple(packages))
 
 
