@@ -3,8 +3,9 @@
 ``kimi-lsp --check FILE`` starts once per pre-commit invocation, so what every start makes the
 same way (a record's generated methods, a regular expression's compiled program) is made once and
 kept in the package's ``__pycache__`` as marshal, one file per interpreter. The key of an entry is
-its whole input (a method's source, a pattern and its flags), so an entry can never be stale; the
-file is rewritten at exit only when a run made something new. Nothing is written where the
+its whole input (a record's shape, a pattern and its flags), so an entry can never be stale; the
+file is rewritten at exit only when a run made something new. ``read`` and ``write`` are the file
+side, shared with ``knowledge/_compiled.py``. Nothing is written where the
 package is not writable, and a missing or unreadable file only means making everything again.
 """
 from __future__ import annotations
@@ -39,11 +40,7 @@ class Kept:
         self._used: set[Any] = set()
 
     def _load(self) -> dict[Any, Any]:
-        try:
-            with open(self._path, "rb") as fh:
-                data = marshal.loads(fh.read())
-        except (OSError, ValueError, EOFError, TypeError):
-            data = None
+        data = read(self._path)
         self._data = data if isinstance(data, dict) else {}
         return self._data
 
@@ -77,14 +74,30 @@ class Kept:
             return
         if len(data) > self.LIMIT:
             data = {k: v for k, v in data.items() if k in self._used}
-        tmp = f"{self._path}.{os.getpid()}.tmp"
+        write(self._path, data)
+
+
+def read(path: str) -> object:
+    """What a kept file holds, or None when it is missing or unreadable."""
+    try:
+        with open(path, "rb") as fh:
+            return marshal.loads(fh.read())
+    except (OSError, ValueError, EOFError, TypeError):
+        return None
+
+
+def write(path: str, value: object) -> None:
+    """Keep ``value`` in ``path``, atomically; nothing where the directory is not writable or
+    marshal cannot keep the value."""
+    tmp = f"{path}.{os.getpid()}.tmp"
+    try:
+        data = marshal.dumps(value)  # type: ignore[arg-type]  # ValueError below for what marshal cannot keep
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(tmp, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, path)  # atomic: a concurrent reader sees the old file or the new one
+    except (OSError, ValueError):
         try:
-            os.makedirs(os.path.dirname(self._path), exist_ok=True)
-            with open(tmp, "wb") as fh:
-                fh.write(marshal.dumps(data))
-            os.replace(tmp, self._path)  # atomic: a concurrent reader sees the old file or the new one
-        except (OSError, ValueError):
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
+            os.unlink(tmp)
+        except OSError:
+            pass

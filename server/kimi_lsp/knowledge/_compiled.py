@@ -11,9 +11,10 @@ package, not to a linted project: ``--no-cache`` (the result cache) does not con
 """
 from __future__ import annotations
 
-import marshal
 import os
 import sys
+
+from kimi_lsp import _kept, pep440
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up: see _record.py)
 if TYPE_CHECKING:
@@ -48,31 +49,12 @@ def load(name: str, sources: tuple[str, ...], build: Callable[[], _T]) -> _T:
     if key is None:
         return build()
     path = os.path.join(_DIR, f"{name}.{_TAG}.marshal")
-    try:
-        with open(path, "rb") as fh:
-            entry = marshal.loads(fh.read())
-        if type(entry) is tuple and len(entry) == 2 and entry[0] == key:
-            return entry[1]  # type: ignore[no-any-return]  # what build() returned for this key
-    except (OSError, ValueError, EOFError, TypeError):
-        pass
+    entry = _kept.read(path)
+    if type(entry) is tuple and len(entry) == 2 and entry[0] == key:
+        return entry[1]  # type: ignore[no-any-return]  # what build() returned for this key
     value = build()
-    _save(path, key, value)
+    _kept.write(path, (key, value))
     return value
-
-
-def _save(path: str, key: tuple[object, ...], value: object) -> None:
-    tmp = f"{path}.{os.getpid()}.tmp"
-    try:
-        data = marshal.dumps((key, value))  # type: ignore[arg-type]  # ValueError below for what marshal cannot keep
-        os.makedirs(_DIR, exist_ok=True)
-        with open(tmp, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, path)  # atomic: a concurrent reader sees the old entry or the new one
-    except (OSError, ValueError):
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
 
 
 def load_json(path: str) -> Any:
@@ -85,3 +67,16 @@ def load_json(path: str) -> Any:
             return json.load(fh)
 
     return load(os.path.basename(path), (path,), build)
+
+
+def releases_in_order(path: str, shaped_by: str) -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
+    """The ``releases`` rows of a data file in PEP 440 order, each with its parsed version as
+    ``Version._parts`` (the module ``shaped_by`` builds its table from them): kept, so that a run
+    parses none of the versions. A repeated version keeps the file's order (the sort is stable)."""
+
+    def build() -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
+        rows = [(pep440.Version(row["version"])._parts(), row) for row in load_json(path)["releases"]]
+        rows.sort(key=lambda r: r[0][-1])  # the version's sort key
+        return rows
+
+    return load(f"{os.path.basename(path)}.in-order", (path, shaped_by, pep440.__file__), build)

@@ -17,14 +17,9 @@ from collections.abc import Iterable, Mapping
 from functools import cache, lru_cache, reduce
 from pathlib import Path
 
-from kimi_lsp import pep440
 from kimi_lsp._record import dataclass
 from kimi_lsp.knowledge import _compiled
 from kimi_lsp.pep440 import InvalidSpecifier, InvalidVersion, Specifier, SpecifierSet, Version
-
-TYPE_CHECKING = False  # typing is not imported at run time (start-up: see _record.py)
-if TYPE_CHECKING:
-    from typing import Any
 
 WATCHED = ("flashinfer-python", "flashinfer-cubin", "flashinfer-jit-cache")
 
@@ -52,16 +47,9 @@ class FlashinferRelease:
         return self.decode_exports and self.enable_dcp
 
 
-def _sorted_rows() -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
-    """The table's rows in PEP 440 order, each with its parsed version (kept by ``_compiled``)."""
-    rows = [(Version(r["version"])._parts(), r) for r in _compiled.load_json(str(_DATA))["releases"]]
-    rows.sort(key=lambda r: r[0][-1])  # the version's sort key; stable: a repeated version keeps file order
-    return rows
-
-
 @cache
 def _table() -> Mapping[Version, FlashinferRelease]:
-    kept = _compiled.load("flashinfer_dcp.table", (str(_DATA), __file__, pep440.__file__), _sorted_rows)
+    kept = _compiled.releases_in_order(str(_DATA), __file__)
     rows = [
         FlashinferRelease(
             version=Version._from_parts(parts),

@@ -13,14 +13,9 @@ from functools import cache
 from pathlib import Path
 from types import MappingProxyType
 
-from kimi_lsp import pep440
 from kimi_lsp._record import dataclass, field
 from kimi_lsp.knowledge import _compiled
 from kimi_lsp.pep440 import InvalidVersion, Version
-
-TYPE_CHECKING = False  # typing is not imported at run time (start-up: see _record.py)
-if TYPE_CHECKING:
-    from typing import Any
 
 _DATA = Path(__file__).with_name("data") / "sglang_releases.json"
 
@@ -40,16 +35,9 @@ class SglangRelease:
     k3_dcp_check_file: str | None = None
 
 
-def _sorted_rows() -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
-    """The table's rows in PEP 440 order, each with its parsed version (kept by ``_compiled``)."""
-    rows = [(Version(row["version"])._parts(), row) for row in _compiled.load_json(str(_DATA))["releases"]]
-    rows.sort(key=lambda r: r[0][-1])  # the version's sort key; stable: a repeated version keeps file order
-    return rows
-
-
 @cache
 def _table() -> Mapping[Version, SglangRelease]:
-    kept = _compiled.load("sglang_releases.table", (str(_DATA), __file__, pep440.__file__), _sorted_rows)
+    kept = _compiled.releases_in_order(str(_DATA), __file__)
     table: dict[Version, SglangRelease] = {}
     for parts, row in kept:
         release = SglangRelease(

@@ -509,6 +509,9 @@ class _JsonScanner:
     """Just enough JSON to keep each key's and value's offsets (json.loads keeps none)."""
 
     def __init__(self, text: str) -> None:
+        import json  # here, not at start-up: only a JSON lock needs it
+
+        self.json = json
         self.t = text
         self.i = 0
 
@@ -523,8 +526,6 @@ class _JsonScanner:
         self.i = _JSON_WS_RE.match(self.t, self.i).end()  # type: ignore[union-attr]  # `[ \t\r\n]*` always matches
 
     def value(self) -> _JValue:
-        import json  # not at start-up: only a JSON lock needs it
-
         self.ws()
         t, start = self.t, self.i
         if start >= len(t):
@@ -544,14 +545,13 @@ class _JsonScanner:
         m = _JSON_NUMBER_RE.match(t, start)
         if m and m.end() > start:
             self.i = m.end()
-            return _JValue("scalar", json.loads(m.group(0)), Span(start, self.i))
+            return _JValue("scalar", self.json.loads(m.group(0)), Span(start, self.i))
         raise _JsonError(f"unexpected character {c!r}", start)
 
     def string(self) -> tuple[str, int]:
-        import json  # not at start-up: only a JSON lock needs it
-
+        json = self.json
         try:
-            s, end = json.decoder.scanstring(self.t, self.i + 1)  # type: ignore[attr-defined]  # public in CPython, not in typeshed
+            s, end = json.decoder.scanstring(self.t, self.i + 1)
         except json.JSONDecodeError as exc:
             raise _JsonError(exc.msg, exc.pos) from None
         self.i = end
@@ -606,8 +606,6 @@ class _JsonScanner:
 
 
 def _jget(obj: _JValue, key: str) -> _JValue | None:
-    import json  # not at start-up: only a JSON lock needs it
-
     found = None
     if obj.kind == "object":
         for k, v in obj.value:
