@@ -199,3 +199,42 @@ def test_a_failed_run_still_prints_one_document_that_says_so(example: Path, args
 def test_a_clean_json_document_has_no_run_errors(example: Path) -> None:
     doc = json.loads(run(["--check", "--no-cache", "--format", "json", "."], example).stdout)
     assert "run_errors" not in doc
+
+
+# The console script leaves without interpreter finalization (cli/main.py `_leave`): what a
+# normal exit does that matters must still happen, and anything it cannot vouch for exits normally.
+_LEAVE = """
+import atexit, sys, threading, time
+from kimi_lsp.cli.main import _leave
+atexit.register(lambda: print("atexit ran"))
+print("buffered", end=" ")
+sys.stderr.write("on stderr")
+if sys.argv[1] == "thread":
+    threading.Thread(target=lambda: (time.sleep(0.3), print("thread finished", end=" "))).start()
+_leave(int(sys.argv[2]))
+"""
+
+
+@pytest.mark.parametrize("code", [0, 1, 2])
+def test_leaving_runs_atexit_flushes_both_streams_and_keeps_the_status(code: int) -> None:
+    r = subprocess.run([sys.executable, "-c", _LEAVE, "plain", str(code)], env=dict(os.environ, PYTHONPATH=str(ROOT / "server")),
+                       text=True, capture_output=True, timeout=60)
+    assert (r.returncode, r.stdout, r.stderr) == (code, "buffered atexit ran\n", "on stderr")
+
+
+def test_leaving_with_a_thread_still_running_waits_for_it_as_a_normal_exit_does() -> None:
+    r = subprocess.run([sys.executable, "-c", _LEAVE, "thread", "1"], env=dict(os.environ, PYTHONPATH=str(ROOT / "server")),
+                       text=True, capture_output=True, timeout=60)
+    assert (r.returncode, r.stdout) == (1, "buffered thread finished atexit ran\n")
+
+
+def test_the_console_script_lints_one_file_without_collections_and_more_with_them(example: Path) -> None:
+    code = ("import gc, sys; from kimi_lsp.cli import check; seen = []; "
+            "check._collections_for = (lambda f, real=check._collections_for: (real(f), seen.append(gc.isenabled()))); "
+            "import atexit; atexit.register(lambda: print('GC', seen)); "
+            "sys.argv = ['kimi-lsp', '--check', '-q', '--no-cache', *sys.argv[1:]]; from kimi_lsp.cli.main import entry; entry()")
+    e = dict(os.environ, PYTHONPATH=str(ROOT / "server"))
+    one = subprocess.run([sys.executable, "-c", code, "deploy/k3-dcp.yaml"], cwd=example, env=e, text=True, capture_output=True)
+    assert one.returncode == 1 and one.stdout.endswith("GC [False]\n"), one.stdout + one.stderr
+    many = subprocess.run([sys.executable, "-c", code, "."], cwd=example, env=e, text=True, capture_output=True)
+    assert many.returncode == 1 and many.stdout.endswith("GC [True]\n"), many.stdout + many.stderr
