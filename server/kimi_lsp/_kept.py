@@ -89,14 +89,23 @@ def read(path: str) -> object:
 def write(path: str, value: object) -> None:
     """Keep ``value`` in ``path``, atomically; nothing where the directory is not writable or
     marshal cannot keep the value."""
+    try:
+        data = marshal.dumps(value)  # type: ignore[arg-type]  # ValueError for what marshal cannot keep
+    except ValueError:
+        return
+    write_bytes(path, data)
+
+
+def write_bytes(path: str, data: bytes) -> None:
+    """Write ``data`` to ``path`` atomically (a concurrent reader sees the old file or the new
+    one); nothing where the directory is not writable."""
     tmp = f"{path}.{os.getpid()}.tmp"
     try:
-        data = marshal.dumps(value)  # type: ignore[arg-type]  # ValueError below for what marshal cannot keep
         os.makedirs(os.path.dirname(path), exist_ok=True)
         with open(tmp, "wb") as fh:
             fh.write(data)
-        os.replace(tmp, path)  # atomic: a concurrent reader sees the old file or the new one
-    except (OSError, ValueError):
+        os.replace(tmp, path)
+    except OSError:
         try:
             os.unlink(tmp)
         except OSError:

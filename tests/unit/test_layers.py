@@ -17,9 +17,9 @@ PACKAGE = Path(__file__).resolve().parents[2] / "server" / "kimi_lsp"
 
 # floor -> units. Lower floors know nothing of higher ones.
 FLOORS: dict[int, tuple[str, ...]] = {
-    0: ("kimi_lsp", "_kept", "_toml"),  # the package root holds only __version__
-    1: ("_record", "_regex"),
-    2: ("text", "pep440"),
+    0: ("_kept", "_toml"),
+    1: ("_imports", "_record", "_regex"),
+    2: ("kimi_lsp", "text", "pep440"),  # the package root holds __version__ and installs _imports
     3: ("diagnostics", "workspace", "settings_schema"),
     4: ("syntax", "suppression", "walk"),
     5: ("knowledge", "surfaces"),

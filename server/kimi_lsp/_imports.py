@@ -1,0 +1,229 @@
+"""The package's own bytecode, read from one file.
+
+A one-file ``kimi-lsp --check`` imports ~100 of the package's modules. Through importlib each one
+costs about ten system calls (the directory, the source, then open, fstat, ioctl, seek, two reads
+and a close of the ``.pyc``) and its finders' Python code: ~4 ms of a 45 ms run on this machine.
+So the bytecode CPython writes for them is also kept in one file, ``__pycache__/imports.<cache
+tag>.marshal``, read once at start-up; a module found there costs one ``stat`` of its source.
+
+An entry is what the module's ``.pyc`` held, and it is used under the rule the ``.pyc`` is used
+under: only while the source has the size and modification time it was compiled from (timestamp
+``.pyc`` files; hash-based ones are left to importlib), and only where importlib would look for
+the module (its parent package's ``__path__``). Anything else (no entry, a stale entry, another
+interpreter's file, a damaged file) means the usual import, which reads or writes the ``.pyc``.
+The file is rewritten at exit when the run imported one of the package's modules the usual way
+(the first run after an install, an upgrade or an edit), never when bytecode is not written
+(``-B``, ``PYTHONDONTWRITEBYTECODE``) and never where the package is not writable (the write is
+``_kept``'s atomic one).
+"""
+from __future__ import annotations
+
+import marshal
+import os
+import sys
+
+TYPE_CHECKING = False  # typing is not imported at run time (start-up: see _record.py)
+if TYPE_CHECKING:
+    from types import ModuleType
+    from typing import Any
+
+_PACKAGE = __name__.rpartition(".")[0]
+_ROOT = os.path.dirname(os.path.abspath(__file__))  # the package directory
+_EXT = sys.modules["_frozen_importlib_external"]
+_MAGIC: bytes | None = getattr(_EXT, "MAGIC_NUMBER", None)
+_PATH = os.path.join(_ROOT, "__pycache__", f"imports.{sys.implementation.cache_tag}.marshal")
+
+# name -> (path relative to the package directory, source mtime, source size, start, end, is package)
+_index: dict[str, tuple[str, int, int, int, int, bool]] = {}
+_blob: Any = b""  # the file's bytes (an mmap)
+
+
+class _Loader(_EXT.SourceFileLoader):  # type: ignore[misc,name-defined]
+    """importlib's own loader for the module's source file, handed the kept bytecode."""
+
+    def __init__(self, fullname: str, path: str, span: tuple[int, int]) -> None:
+        super().__init__(fullname, path)
+        self._span = span
+
+    def get_code(self, fullname: str) -> Any:
+        if fullname != self.name:
+            return super().get_code(fullname)
+        start, end = self._span
+        code = marshal.loads(memoryview(_blob)[start:end])
+        import _imp
+
+        _imp._fix_co_filename(code, self.path)  # type: ignore[attr-defined]  # as SourceLoader.get_code does
+        return code
+
+
+class _Finder:
+    """On ``sys.meta_path`` ahead of importlib's path finder: the package's modules whose entry
+    is valid, else None (importlib goes on as usual)."""
+
+    @staticmethod
+    def find_spec(fullname: str, path: Any = None, target: Any = None) -> Any:
+        entry = _index.get(fullname)
+        if entry is None or path is None:
+            return None
+        rel, mtime, size, start, end, is_package = entry
+        origin = os.path.join(_ROOT, rel)
+        where = os.path.dirname(os.path.dirname(origin) if is_package else origin)
+        if list(path) != [where]:
+            return None  # a parent __path__ of another shape: importlib searches it
+        try:
+            st = os.stat(origin)
+        except OSError:
+            return None
+        if int(st.st_mtime) & 0xFFFFFFFF != mtime or st.st_size & 0xFFFFFFFF != size:
+            return None
+        spec = sys.modules["_frozen_importlib"].ModuleSpec(
+            fullname, _Loader(fullname, origin, (start, end)), origin=origin, is_package=is_package)
+        if is_package:
+            spec.submodule_search_locations = [os.path.dirname(origin)]
+        spec.cached = _EXT.cache_from_source(origin)
+        spec.has_location = True
+        return spec
+
+
+def _read(path: str) -> tuple[dict[str, tuple[str, int, int, int, int, bool]], Any]:
+    """The index and the bytes its spans point into; empty for a missing, foreign or damaged file."""
+    try:
+        with open(path, "rb") as fh:
+            # Mapped, not read: a run touches only the pages of the modules it imports, and
+            # reading the whole ~1 MB into memory costs ~1 ms. The file is only ever replaced
+            # (``_kept.write_bytes``), never rewritten in place, so the mapping stays valid.
+            import mmap
+
+            data = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+        if _MAGIC is None or data[:4] != _MAGIC:
+            return {}, b""
+        size = int.from_bytes(data[4:8], "little")
+        index = marshal.loads(memoryview(data)[8:8 + size])
+    except (OSError, ValueError, EOFError, TypeError):
+        return {}, b""
+    if type(index) is not dict:
+        return {}, b""
+    base = 8 + size
+    out = {}
+    for name, entry in index.items():
+        try:
+            rel, mtime, src_size, start, end, is_package = entry
+        except (TypeError, ValueError):
+            return {}, b""
+        if not (type(rel) is str and 0 <= start <= end <= len(data) - base):
+            return {}, b""
+        out[name] = (rel, mtime, src_size, base + start, base + end, bool(is_package))
+    return out, data
+
+
+def install() -> None:
+    """Read the kept file and put the finder first on ``sys.meta_path`` (once)."""
+    global _index, _blob
+    if _MAGIC is None or any(f is _Finder for f in sys.meta_path):
+        return
+    _index, _blob = _read(_PATH)
+    sys.meta_path.insert(0, _Finder)
+    import atexit
+
+    atexit.register(_save)
+
+
+def _pyc_entry(mod: ModuleType) -> tuple[str, int, int, bytes, bool] | None:
+    """(relative path, mtime, size, code, is package) from the module's ``.pyc``, when that file
+    is a timestamp pyc of this interpreter that matches the source."""
+    spec = getattr(mod, "__spec__", None)
+    if spec is None or type(spec.loader) is not _EXT.SourceFileLoader or not spec.cached:
+        return None
+    origin = spec.origin
+    if not (isinstance(origin, str) and origin.startswith(_ROOT + os.sep) and origin.endswith(".py")):
+        return None
+    try:
+        st = os.stat(origin)
+        with open(spec.cached, "rb") as fh:
+            data = fh.read()
+    except OSError:
+        return None
+    mtime, size = int(st.st_mtime) & 0xFFFFFFFF, st.st_size & 0xFFFFFFFF
+    if not (data[:4] == _MAGIC and data[4:8] == b"\0\0\0\0" and int.from_bytes(data[8:12], "little") == mtime
+            and int.from_bytes(data[12:16], "little") == size):
+        return None
+    return os.path.relpath(origin, _ROOT), mtime, size, data[16:], spec.submodule_search_locations is not None
+
+
+def _save() -> None:
+    """Rewrite the kept file when this run imported a module of the package the usual way:
+    its entries, plus the previous file's entries whose sources are unchanged."""
+    if sys.dont_write_bytecode or _MAGIC is None:
+        return
+    fresh = {}
+    for name, mod in list(sys.modules.items()):
+        if not name.startswith(_PACKAGE + ".") or name == __name__ or name in _index:
+            continue  # an entry already kept is what this run loaded (or it was stale: below)
+        entry = _pyc_entry(mod)
+        if entry is not None:
+            fresh[name] = entry
+    for name in _index:
+        loaded = sys.modules.get(name)
+        if loaded is not None and not isinstance(getattr(loaded.__spec__, "loader", None), _Loader):
+            entry = _pyc_entry(loaded)  # its entry was stale: imported the usual way
+            if entry is not None:
+                fresh[name] = entry
+    if not fresh:
+        return
+    kept: dict[str, tuple[str, int, int, bytes, bool]] = {}
+    for name, (rel, mtime, size, start, end, is_package) in _index.items():
+        if name in fresh:
+            continue
+        try:
+            st = os.stat(os.path.join(_ROOT, rel))
+        except OSError:
+            continue
+        if int(st.st_mtime) & 0xFFFFFFFF == mtime and st.st_size & 0xFFFFFFFF == size:
+            kept[name] = (rel, mtime, size, _blob[start:end], is_package)
+    kept.update(fresh)
+    index, parts, offset = {}, [], 0
+    for name, (rel, mtime, size, code, is_package) in sorted(kept.items()):
+        index[name] = (rel, mtime, size, offset, offset + len(code), is_package)
+        parts.append(code)
+        offset += len(code)
+    head = marshal.dumps(index)
+    assert _MAGIC is not None
+    from kimi_lsp import _kept
+
+    _kept.write_bytes(_PATH, b"".join([_MAGIC, len(head).to_bytes(4, "little"), head, *parts]))
+
+
+def pathlib_without_urllib() -> None:
+    """Import pathlib without ``urllib.parse``, on the Pythons whose pathlib imports it at the top.
+
+    pathlib before 3.13 imports ``urllib.parse`` for one function, ``quote_from_bytes``, which
+    only ``Path.as_uri`` calls. ``urllib.parse`` (with ``ipaddress`` and its named tuples) is
+    ~4.5 ms, a tenth of a one-file check that never makes a URI; 3.13's pathlib imports it in
+    ``as_uri``. So pathlib is imported with a stand-in module under that name whose
+    ``quote_from_bytes`` imports the real one when called, and the stand-in is gone from
+    ``sys.modules`` before anything else can see it: a later ``import urllib.parse`` is the real
+    module. If pathlib asks the stand-in for anything else, it is imported again the usual way."""
+    if sys.version_info >= (3, 13) or "pathlib" in sys.modules or "urllib.parse" in sys.modules:
+        return
+    from types import ModuleType
+
+    def quote_from_bytes(*args: Any, **kwargs: Any) -> Any:
+        from urllib.parse import quote_from_bytes as real
+
+        return real(*args, **kwargs)
+
+    stand_in = ModuleType("urllib.parse", "pathlib's urllib.parse until Path.as_uri is called (kimi_lsp._imports)")
+    stand_in.quote_from_bytes = quote_from_bytes  # type: ignore[attr-defined]
+    sys.modules["urllib.parse"] = stand_in
+    try:
+        import pathlib  # noqa: F401
+    except ImportError:
+        pass
+    finally:
+        if sys.modules.get("urllib.parse") is stand_in:
+            del sys.modules["urllib.parse"]
+        urllib = sys.modules.get("urllib")
+        if urllib is not None and getattr(urllib, "parse", None) is stand_in:
+            del urllib.parse
+    if "pathlib" not in sys.modules:  # it asked for more than quote_from_bytes
+        import pathlib  # noqa: F401,F811

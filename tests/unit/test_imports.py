@@ -1,0 +1,145 @@
+"""The package's bytecode is read from one kept file (``kimi_lsp/_imports.py``) as import reads it.
+
+A one-file check imports ~100 of the package's modules; the kept file spares each one importlib's
+finders and the system calls of its ``.pyc`` (~4 ms a run). A module it serves must be the module
+``import`` would make, and anything the file cannot vouch for (a changed source, a damaged or
+foreign file, a package path of another shape) must only mean importing the usual way.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# Every module of the package a check imports, as its attributes say it was set up.
+_PROBE = """
+import io, json, sys
+from kimi_lsp.cli.main import main
+out, sys.stdout = sys.stdout, io.StringIO()
+main(["--check", "-q", "--no-cache", sys.argv[1]])
+sys.stdout = out
+mods = {}
+for name, m in sorted(sys.modules.items()):
+    if not name.startswith("kimi_lsp."):
+        continue
+    funcs = [f for f in vars(m).values() if getattr(f, "__module__", None) == name and hasattr(f, "__code__")]
+    mods[name] = {"loader": type(m.__loader__).__name__, "spec": m.__spec__.name, "origin": m.__spec__.origin,
+                  "cached": m.__spec__.cached, "file": m.__file__, "cached_attr": m.__cached__,
+                  "package": m.__package__, "path": getattr(m, "__path__", None),
+                  "loader_is_spec_loader": m.__loader__ is m.__spec__.loader,
+                  "code_files": sorted({f.__code__.co_filename for f in funcs})}
+import kimi_lsp.rules as r
+print(json.dumps({"modules": mods, "rules": [x.code for x in r.LAUNCH_RULES],
+                  "kl103": r.BY_CODE["KL103"].name, "urllib": "urllib.parse" in sys.modules}))
+"""
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Path:
+    """A copy of the package with no bytecode yet, and a launch to check with it."""
+    shutil.copytree(ROOT / "server" / "kimi_lsp", tmp_path / "server" / "kimi_lsp",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(ROOT / "examples" / "k3-serving", tmp_path / "project")
+    return tmp_path / "server"
+
+
+def _probe(server: Path, **env: str) -> dict[str, object]:
+    e = {"PYTHONPATH": str(server), "PATH": "", **env}  # no PYTHONDONTWRITEBYTECODE unless asked
+    r = subprocess.run([sys.executable, "-c", _PROBE, "deploy/k3-dcp.yaml"], capture_output=True, text=True, env=e,
+                       cwd=server.parent / "project")
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout)  # type: ignore[no-any-return]
+
+
+def _kept(server: Path) -> Path:
+    return server / "kimi_lsp" / "__pycache__" / f"imports.{sys.implementation.cache_tag}.marshal"
+
+
+def _loaders(probe: dict[str, object]) -> dict[str, str]:
+    return {name: m["loader"] for name, m in probe["modules"].items()}  # type: ignore[attr-defined]
+
+
+def _without_loader(probe: dict[str, object]) -> dict[str, object]:
+    return {name: {k: v for k, v in m.items() if k != "loader"} for name, m in probe["modules"].items()}  # type: ignore[attr-defined]
+
+
+def test_a_second_run_reads_every_module_from_the_kept_file_set_up_as_import_sets_it_up(server: Path) -> None:
+    first = _probe(server)  # no bytecode yet: the usual import, which writes the .pyc files; kept at exit
+    assert _kept(server).is_file()
+    assert set(_loaders(first).values()) == {"SourceFileLoader"}
+    second = _probe(server)
+    served = {n for n, loader in _loaders(second).items() if loader == "_Loader"}
+    # all but the two modules imported before the finder is installed
+    assert set(_loaders(second)) - served == {"kimi_lsp._imports"}
+    assert len(served) > 80 and {"kimi_lsp.engine", "kimi_lsp.rules", "kimi_lsp.rules.kl101_flashinfer_lacks_enable_dcp"} <= served
+    assert _without_loader(second) == _without_loader(first)  # file, spec, cached, package, __path__, code
+    assert second["rules"] == first["rules"] and len(second["rules"]) == 52  # type: ignore[arg-type]
+    mod = second["modules"]["kimi_lsp.rules"]  # type: ignore[index]
+    assert mod["path"] == [str(server / "kimi_lsp" / "rules")] and mod["package"] == "kimi_lsp.rules"
+    assert second["modules"]["kimi_lsp.engine"]["code_files"] == [str(server / "kimi_lsp" / "engine.py")]  # type: ignore[index]
+
+
+def test_a_changed_source_is_imported_the_usual_way_and_kept_again(server: Path) -> None:
+    _probe(server)
+    src = server / "kimi_lsp" / "rules" / "kl103_k3_dcp_decode_backend.py"
+    src.write_text(src.read_text("utf-8").replace('name="k3-dcp-decode-backend"', 'name="k3-dcp-decode-backend-edited"'),
+                   "utf-8")  # another size: its kept entry (and its .pyc) no longer match
+    edited = _probe(server)
+    assert edited["kl103"] == "k3-dcp-decode-backend-edited"
+    assert _loaders(edited)["kimi_lsp.rules.kl103_k3_dcp_decode_backend"] == "SourceFileLoader"
+    assert _loaders(edited)["kimi_lsp.rules.kl101_flashinfer_lacks_enable_dcp"] == "_Loader"
+    again = _probe(server)  # the run above kept the new bytecode
+    assert again["kl103"] == "k3-dcp-decode-backend-edited"
+    assert _loaders(again)["kimi_lsp.rules.kl103_k3_dcp_decode_backend"] == "_Loader"
+
+
+def test_a_deleted_module_is_not_served_from_the_kept_file(server: Path) -> None:
+    _probe(server)
+    (server / "kimi_lsp" / "rules" / "kl330_invalid_log_level.py").unlink()
+    code = "import kimi_lsp.rules.kl330_invalid_log_level"
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env={"PYTHONPATH": str(server), "PATH": ""})
+    assert r.returncode == 1 and "ModuleNotFoundError" in r.stderr  # (its .pyc alone is not imported either)
+
+
+@pytest.mark.parametrize("damage", ["garbage", "truncated", "empty", "another interpreter"])
+def test_a_damaged_or_foreign_kept_file_means_the_usual_import(server: Path, damage: str) -> None:
+    first = _probe(server)
+    kept = _kept(server)
+    data = kept.read_bytes()
+    kept.write_bytes({"garbage": os.urandom(4096), "truncated": data[:len(data) // 3], "empty": b"",
+                      "another interpreter": b"\0\0\r\n" + data[4:]}[damage])
+    second = _probe(server)
+    assert second["rules"] == first["rules"] and _without_loader(second) == _without_loader(first)
+    assert _probe(server)["rules"] == first["rules"]
+
+
+def test_no_kept_file_is_written_where_bytecode_is_not(server: Path) -> None:
+    _probe(server, PYTHONDONTWRITEBYTECODE="1")
+    assert not _kept(server).exists()
+
+
+def test_a_package_path_of_another_shape_is_left_to_importlib(server: Path) -> None:
+    _probe(server)
+    code = ("import kimi_lsp, kimi_lsp._imports as i; "
+            "print(i._Finder.find_spec('kimi_lsp.engine', ['/elsewhere']), "
+            "i._Finder.find_spec('kimi_lsp.engine', kimi_lsp.__path__).loader.__class__.__name__, "
+            "i._Finder.find_spec('kimi_lsp.no_such_module', kimi_lsp.__path__))")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env={"PYTHONPATH": str(server), "PATH": ""})
+    assert r.stdout.split() == ["None", "_Loader", "None"], r.stderr
+
+
+@pytest.mark.skipif(sys.version_info >= (3, 13), reason="pathlib imports urllib.parse only in as_uri since 3.13")
+def test_pathlib_comes_without_urllib_and_as_uri_still_works(server: Path) -> None:
+    assert _probe(server)["urllib"] is False
+    code = ("import sys, kimi_lsp; from pathlib import Path; assert 'urllib.parse' not in sys.modules; "
+            "print(Path('/a b/c').as_uri()); import urllib.parse; print(urllib.parse.urlsplit('http://h/p').netloc, "
+            "urllib.parse.quote_from_bytes(b'a b'), sys.modules['urllib'].parse is urllib.parse)")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env={"PYTHONPATH": str(server), "PATH": ""})
+    assert r.stdout.split() == ["file:///a%20b/c", "h", "a%20b", "True"], r.stderr
