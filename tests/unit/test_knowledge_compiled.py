@@ -9,9 +9,11 @@ from __future__ import annotations
 import marshal
 import os
 from pathlib import Path
+from types import MappingProxyType
 
 import pytest
 
+from kimi_lsp._record import fields
 from kimi_lsp.knowledge import _compiled, flashinfer, schema, sglang_releases
 
 
@@ -76,6 +78,47 @@ def test_every_shipped_release_survives_the_round_trip() -> None:
         decoded = (schema._store().attrs, *schema._release_rows(version))
         kept = marshal.loads(marshal.dumps(decoded))
         assert kept == decoded and repr(kept) == repr(decoded), version
+
+
+def test_a_kept_schema_is_the_schema_built_from_its_rows_for_every_release() -> None:
+    """``_schema_from_kept`` fills each flag's instance dict itself and rebuilds the lookup
+    tables from indices: every field of every flag (type and value), every other field of the
+    schema and every table (its order, each key's flag) must be what the reference construction
+    makes, after a marshal round trip."""
+    names = tuple(f.name for f in fields(schema.Flag))
+    assert schema._FLAG_FIELDS + ("type_info",) == names  # the unpacking in _schema_from_kept
+    for version in schema.shipped_versions():
+        ref = schema._schema_from_rows(schema._store().attrs, *schema._release_rows(version))
+        fast = schema._schema_from_kept(marshal.loads(marshal.dumps(schema._kept_form(ref))))
+        assert len(fast.flags) == len(ref.flags)
+        for a, b in zip(ref.flags, fast.flags):
+            assert type(b) is schema.Flag and b == a and hash(b) == hash(a)
+            for name in names:
+                x, y = getattr(a, name), getattr(b, name)
+                assert x == y and type(x) is type(y) and repr(x) == repr(y), (version, a.dest, name)
+        for name in ("version", "deprecated_values", "deprecated_flags", "config_store_true_keys",
+                     "config_refused_keys", "config_long_keys", "config_merger", "config_verbatim", "choice_lists"):
+            x, y = getattr(ref, name), getattr(fast, name)
+            assert x == y and type(x) is type(y), (version, name)
+        ref_at = {id(f): i for i, f in enumerate(ref.flags)}
+        fast_at = {id(f): i for i, f in enumerate(fast.flags)}
+        for table in ("_by_option", "_by_dest", "_by_config_key"):
+            assert [(k, ref_at[id(f)]) for k, f in getattr(ref, table).items()] == \
+                   [(k, fast_at[id(f)]) for k, f in getattr(fast, table).items()], (version, table)
+
+
+def test_a_default_that_holds_a_mapping_is_frozen_again_after_marshal() -> None:
+    """No shipped release has one today; marshal keeps no mapping proxy, so the kept form thaws
+    it and the load freezes it again (as ``_freeze`` froze the JSON)."""
+    ref = schema._schema_from_rows(("dest", "options", "action", "type", "choices", "default", "nargs", "const",
+                                    "required", "help", "hidden", "deprecated", "config_refused"),
+                                   [["x", ["--x"], "store", None, None, {"a": [1, {"b": 2}]}, None, [{"c": 3}],
+                                     False, None, False, None, None]], {"version": "9.9.9"})
+    fast = schema._schema_from_kept(marshal.loads(marshal.dumps(schema._kept_form(ref))))
+    (a,), (b,) = ref.flags, fast.flags
+    assert repr(b.default) == repr(a.default) and repr(b.const) == repr(a.const)
+    assert isinstance(b.default, MappingProxyType) and isinstance(b.default["a"][1], MappingProxyType)
+    assert isinstance(b.const, tuple) and isinstance(b.const[0], MappingProxyType)
 
 
 def test_the_tables_read_the_same_through_their_entries(store: Path) -> None:

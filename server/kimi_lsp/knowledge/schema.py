@@ -505,11 +505,14 @@ def load_schema_exact(version: str) -> Schema | None:
 
 @functools.cache
 def _load(version: str) -> Schema:
-    def build() -> tuple[tuple[str, ...], list[list[Any]], dict[str, Any]]:
-        return (_store().attrs, *_release_rows(version))
+    # The release as built once by `_schema_from_rows`, kept as marshal (`_kept_form`): ~2.5 ms of
+    # JSON and timelines, and ~1.5 ms of building 530 flags and the schema's tables, less a run.
+    return _schema_from_kept(_compiled.load(f"sglang-schema-{version}", _store_sources(),
+                                            lambda: _kept_form(_schema_from_rows(_store().attrs, *_release_rows(version)))))
 
-    # The decoded release, kept as marshal: ~2.5 ms of JSON and timelines less on every run.
-    attrs, rows, raw = _compiled.load(f"sglang-schema-{version}", _store_sources(), build)
+
+def _schema_from_rows(attrs: tuple[str, ...], rows: list[list[Any]], raw: dict[str, Any]) -> Schema:
+    """The schema of one release from its decoded store rows: the reference construction."""
     type_data = raw.get("type_data", {})
     flags = _flags_from_rows(attrs, rows, type_data)
     config = raw.get("config", {})
@@ -526,6 +529,76 @@ def _load(version: str) -> Schema:
         config_verbatim=config.get("keys") == "verbatim",
         choice_lists=MappingProxyType({k: tuple(v) for k, v in raw.get("choice_lists", {}).items()}),
     )
+
+
+def _thawed(value: Any) -> Any:
+    """A frozen value as marshal keeps it (mapping proxies as dicts); `_freeze` makes it again."""
+    if isinstance(value, tuple):
+        return [_thawed(v) for v in value]
+    if isinstance(value, MappingProxyType):
+        return {k: _thawed(v) for k, v in value.items()}
+    return value
+
+
+def _kept_form(schema: Schema) -> tuple[Any, ...]:
+    """`schema` as marshal keeps it: each flag's fields in `_FLAG_FIELDS` order (a default or
+    const that holds a mapping thawed, listed to be frozen again), the name of its type's table,
+    and the lookup tables as flag indices, so that `_schema_from_kept` builds nothing twice."""
+    index = {id(f): i for i, f in enumerate(schema.flags)}
+    rows, frozen_again, type_names, type_data = [], [], [], {}
+    for i, f in enumerate(schema.flags):
+        row = [getattr(f, name) for name in _FLAG_FIELDS]
+        for at in (_FLAG_FIELDS.index("default"), _FLAG_FIELDS.index("const")):
+            if _holds_mapping(row[at]):
+                row[at] = _thawed(row[at])
+                frozen_again.append((i, at))
+        rows.append(tuple(row))
+        type_names.append(f.type if f.type_info is not None else None)
+        if f.type_info is not None:
+            type_data[f.type] = f.type_info
+    return (schema.version, tuple(rows), tuple(frozen_again), tuple(type_names), type_data,
+            {k: dict(v) for k, v in schema.deprecated_values.items()}, dict(schema.deprecated_flags),
+            schema.config_store_true_keys, dict(schema.config_refused_keys),
+            (schema.config_long_keys, schema.config_merger, schema.config_verbatim), dict(schema.choice_lists),
+            tuple((k, index[id(f)]) for k, f in schema._by_option.items()),
+            tuple((k, index[id(f)]) for k, f in schema._by_dest.items()),
+            tuple((k, index[id(f)]) for k, f in schema._by_config_key.items()))
+
+
+def _holds_mapping(value: Any) -> bool:
+    if isinstance(value, MappingProxyType):
+        return True
+    return isinstance(value, tuple) and any(_holds_mapping(v) for v in value)
+
+
+def _schema_from_kept(kept: tuple[Any, ...]) -> Schema:
+    """The schema `_kept_form` kept, equal field for field to `_schema_from_rows`' (tested on
+    every shipped release): the flags' instance dicts are filled directly, as the generated
+    ``__init__`` fills them, and the tables are rebuilt from indices."""
+    (version, rows, frozen_again, type_names, type_data, deprecated_values, deprecated_flags, store_true,
+     refused, (long_keys, merger, verbatim), choice_lists, by_option, by_dest, by_config_key) = kept
+    new = object.__new__
+    flags: list[Flag] = []
+    append = flags.append
+    for row, type_name in zip(rows, type_names):
+        flag = new(Flag)
+        d = flag.__dict__
+        (d["dest"], d["options"], d["action"], d["type"], d["choices"], d["default"], d["nargs"], d["const"],
+         d["required"], d["help"], d["hidden"], d["deprecated"], d["config_refused"]) = row
+        d["type_info"] = None if type_name is None else type_data[type_name]
+        append(flag)
+    for i, at in frozen_again:
+        flags[i].__dict__[_FLAG_FIELDS[at]] = _freeze(flags[i].__dict__[_FLAG_FIELDS[at]])
+    schema = new(Schema)
+    schema.__dict__.update(
+        version=version, flags=tuple(flags),
+        deprecated_values=MappingProxyType({k: MappingProxyType(v) for k, v in deprecated_values.items()}),
+        deprecated_flags=MappingProxyType(deprecated_flags), config_store_true_keys=store_true,
+        config_refused_keys=MappingProxyType(refused), config_long_keys=long_keys, config_merger=merger,
+        config_verbatim=verbatim, choice_lists=MappingProxyType(choice_lists),
+        _by_option={k: flags[i] for k, i in by_option}, _by_dest={k: flags[i] for k, i in by_dest},
+        _by_config_key={k: flags[i] for k, i in by_config_key})
+    return schema
 
 
 # ---------------------------------------------------------------------------------------------
