@@ -80,6 +80,10 @@ def test_a_second_run_reads_every_module_from_the_kept_file_set_up_as_import_set
     assert set(_loaders(second)) - served == {"kimi_lsp._imports"}
     assert len(served) > 80 and {"kimi_lsp.engine", "kimi_lsp.rules", "kimi_lsp.rules.kl101_flashinfer_lacks_enable_dcp"} <= served
     assert _without_loader(second) == _without_loader(first)  # file, spec, cached, package, __path__, code
+    before = _kept(server).stat()
+    _probe(server)  # nothing new was imported: the file is left alone
+    after = _kept(server).stat()
+    assert (after.st_ino, after.st_mtime_ns, after.st_size) == (before.st_ino, before.st_mtime_ns, before.st_size)
     assert second["rules"] == first["rules"] and len(second["rules"]) == 52  # type: ignore[arg-type]
     mod = second["modules"]["kimi_lsp.rules"]  # type: ignore[index]
     assert mod["path"] == [str(server / "kimi_lsp" / "rules")] and mod["package"] == "kimi_lsp.rules"
