@@ -1,6 +1,7 @@
 """The CLI contract (DESIGN.md): output formats, exit codes, the bundled example and its fix."""
 from __future__ import annotations
 
+import functools
 import json
 import os
 import shutil
@@ -137,9 +138,15 @@ def _modules_after(args: list[str], cwd: Path, env: dict[str, str]) -> set[str]:
     r = subprocess.run([sys.executable, "-c", code], cwd=cwd, env=e, text=True, capture_output=True)
     line = r.stdout.rsplit("\nMODULES ", 1)
     assert len(line) == 2, r.stdout + r.stderr
-    stdlib = subprocess.run([sys.executable, "-I", "-c", "import sys, pathlib, re; print(*sys.modules)"],
-                            text=True, capture_output=True, check=True).stdout.split()
-    return set(line[1].split()) - set(stdlib)
+    return set(line[1].split()) - _stdlib_modules()
+
+
+@functools.cache
+def _stdlib_modules() -> frozenset[str]:
+    """What ``import pathlib, re`` loads by itself on this Python (asked once)."""
+    out = subprocess.run([sys.executable, "-I", "-c", "import sys, pathlib, re; print(*sys.modules)"],
+                         text=True, capture_output=True, check=True).stdout
+    return frozenset(out.split())
 
 
 def test_one_file_check_stays_off_heavy_modules(example: Path) -> None:

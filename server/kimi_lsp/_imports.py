@@ -71,10 +71,9 @@ class _Finder:
         if list(path) != [where]:
             return None  # a parent __path__ of another shape: importlib searches it
         try:
-            st = os.stat(origin)
+            if _stamp(os.stat(origin)) != (mtime, size):
+                return None
         except OSError:
-            return None
-        if int(st.st_mtime) & 0xFFFFFFFF != mtime or st.st_size & 0xFFFFFFFF != size:
             return None
         spec = sys.modules["_frozen_importlib"].ModuleSpec(
             fullname, _Loader(fullname, origin, (start, end)), origin=origin, is_package=is_package)
@@ -83,6 +82,11 @@ class _Finder:
         spec.cached = _EXT.cache_from_source(origin)
         spec.has_location = True
         return spec
+
+
+def _stamp(st: os.stat_result) -> tuple[int, int]:
+    """A source's modification time and size as a timestamp ``.pyc`` records them."""
+    return int(st.st_mtime) & 0xFFFFFFFF, st.st_size & 0xFFFFFFFF
 
 
 def _read(path: str) -> tuple[dict[str, tuple[str, int, int, int, int, bool]], Any]:
@@ -138,12 +142,11 @@ def _pyc_entry(mod: ModuleType) -> tuple[str, int, int, bytes, bool] | None:
     if not (isinstance(origin, str) and origin.startswith(_ROOT + os.sep) and origin.endswith(".py")):
         return None
     try:
-        st = os.stat(origin)
+        mtime, size = _stamp(os.stat(origin))
         with open(spec.cached, "rb") as fh:
             data = fh.read()
     except OSError:
         return None
-    mtime, size = int(st.st_mtime) & 0xFFFFFFFF, st.st_size & 0xFFFFFFFF
     if not (data[:4] == _MAGIC and data[4:8] == b"\0\0\0\0" and int.from_bytes(data[8:12], "little") == mtime
             and int.from_bytes(data[12:16], "little") == size):
         return None
@@ -157,17 +160,13 @@ def _save() -> None:
         return
     fresh = {}
     for name, mod in list(sys.modules.items()):
-        if not name.startswith(_PACKAGE + ".") or name == __name__ or name in _index:
-            continue  # an entry already kept is what this run loaded (or it was stale: below)
-        entry = _pyc_entry(mod)
+        if not name.startswith(_PACKAGE + ".") or name == __name__:
+            continue
+        if isinstance(getattr(getattr(mod, "__spec__", None), "loader", None), _Loader):
+            continue  # served from the file: its entry is kept below
+        entry = _pyc_entry(mod)  # new, or its entry was stale: imported the usual way
         if entry is not None:
             fresh[name] = entry
-    for name in _index:
-        loaded = sys.modules.get(name)
-        if loaded is not None and not isinstance(getattr(loaded.__spec__, "loader", None), _Loader):
-            entry = _pyc_entry(loaded)  # its entry was stale: imported the usual way
-            if entry is not None:
-                fresh[name] = entry
     if not fresh:
         return
     kept: dict[str, tuple[str, int, int, bytes, bool]] = {}
@@ -175,11 +174,10 @@ def _save() -> None:
         if name in fresh:
             continue
         try:
-            st = os.stat(os.path.join(_ROOT, rel))
+            if _stamp(os.stat(os.path.join(_ROOT, rel))) == (mtime, size):
+                kept[name] = (rel, mtime, size, _blob[start:end], is_package)
         except OSError:
             continue
-        if int(st.st_mtime) & 0xFFFFFFFF == mtime and st.st_size & 0xFFFFFFFF == size:
-            kept[name] = (rel, mtime, size, _blob[start:end], is_package)
     kept.update(fresh)
     index, parts, offset = {}, [], 0
     for name, (rel, mtime, size, code, is_package) in sorted(kept.items()):
