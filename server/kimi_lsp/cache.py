@@ -30,7 +30,6 @@ from __future__ import annotations
 import marshal
 import os
 import sys
-import zlib
 TYPE_CHECKING = False  # typing itself is not imported: see _record.py
 if TYPE_CHECKING:
     from typing import Any
@@ -169,6 +168,8 @@ class Cache:
         self.directory = directory
         self.key = key
         self.files = files  # the files named on the command line: each must be a dependency
+        import zlib  # here: a shared library to load, which a --no-cache run never needs
+
         self.entry_path = os.path.join(directory, f"results-v{FORMAT}", f"{zlib.crc32(key):08x}{zlib.adler32(key):08x}.bin")
 
     @classmethod

@@ -326,3 +326,45 @@ def test_readers_never_raise_on_garbage() -> None:
         for text in garbage:
             ps = locks.read_lock(SourceText(Path(f"/x/{fmt}"), text), fmt)
             assert isinstance(ps, PinSource)
+
+
+_TOML_LOCKS = {"uv.lock": "uv.lock", "poetry.lock": "poetry.lock", "pdm.lock": "pdm.lock", "pylock.toml": "pylock"}
+
+
+@pytest.mark.parametrize(
+    "path",
+    sorted(p for p in FIXTURES.parent.rglob("*") if p.name in _TOML_LOCKS),  # every lock under tests/
+    ids=lambda p: str(p.relative_to(FIXTURES.parent)),
+)
+def test_artifact_lists_left_out_change_no_pin(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Leaving the wheel/sdist/file lists out of the parse (and, for uv.lock, the scan) reads every
+    lock fixture exactly as a parse of the whole file does: pins, spans, hashed, problems."""
+    fmt = _TOML_LOCKS[path.name]
+    src = SourceText(path, path.read_text(encoding="utf-8"))
+    fast = locks.read_lock(src, fmt)
+    monkeypatch.setattr(locks, "_SKIPPABLE", set())
+    monkeypatch.setattr(locks, "_scan_uv_lock", lambda source: None)
+    assert locks.read_lock(src, fmt) == fast
+
+
+def test_pylock_without_version_is_read_with_its_artifacts() -> None:
+    """A pylock package that omits ``version`` keeps it in a wheel's file name: the lists that the
+    parse otherwise leaves out are read again for it, also in uv's one-item-per-line form."""
+    text = """lock-version = "1.0"
+created-by = "uv"
+
+[[packages]]
+name = "flashinfer-python"
+sdist = { url = "https://files.example.invalid/flashinfer_python-0.6.17.tar.gz", upload-time = 2026-10-29T21:13:25Z }
+wheels = [
+    { url = "https://files.example.invalid/flashinfer_python-0.6.17-py3-none-any.whl", upload-time = 2026-10-29T21:12:09Z, size = 1, hashes = { sha256 = "00" } },
+]
+
+[[packages]]
+name = "sglang"
+version = "0.5.23"
+wheels = [{ url = "https://files.example.invalid/sglang-0.5.23-py3-none-any.whl", hashes = { sha256 = "00" } }]
+"""
+    ps = locks.read_pylock(SourceText(Path("/x/pylock.toml"), text))
+    assert [(p.name, p.version, p.hashed) for p in ps.pins] == [("flashinfer-python", "0.6.17", True), ("sglang", "0.5.23", True)]
+    assert ps.problems == ()

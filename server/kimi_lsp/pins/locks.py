@@ -155,7 +155,9 @@ def _entry_span(source: SourceText, name_kv: Span | None, version_kv: Span | Non
 # blank space character by character). Only lines the tools write on their own are touched, and
 # each keeps its length (newlines stay), so offsets do not move (``syntax.uv_lock.artifacts()``
 # finds them). The formats where they are left out:
-_SKIPPABLE = {PinFormat.UV_LOCK, PinFormat.POETRY_LOCK, PinFormat.PDM_LOCK}
+# pylock.toml too: a package there may omit ``version`` (PEP 751), and its artifacts' file names
+# then carry it, so ``_read_toml_lock`` parses such a lock again with its artifact lists.
+_SKIPPABLE = {PinFormat.UV_LOCK, PinFormat.POETRY_LOCK, PinFormat.PDM_LOCK, PinFormat.PYLOCK}
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,7 +167,7 @@ class _ParsedLock:
     artifacts: tuple[int, ...]  # where each artifact list left out of the parse starts
 
 
-def _parse_toml_lock(source: SourceText, fmt: PinFormat) -> _ParsedLock | PinProblem:
+def _parse_toml_lock(source: SourceText, fmt: PinFormat, skip: bool = True) -> _ParsedLock | PinProblem:
     """The lock's tables and positions; artifact lists are left out of both where the tool writes
     them on lines of their own (offsets unchanged: the locator reads them as one blank comment)."""
     from kimi_lsp.pins._pep508 import parse_toml
@@ -174,7 +176,7 @@ def _parse_toml_lock(source: SourceText, fmt: PinFormat) -> _ParsedLock | PinPro
     from kimi_lsp.syntax.uv_lock import artifacts
 
     text = source.text
-    if fmt not in _SKIPPABLE:
+    if not skip or fmt not in _SKIPPABLE:
         data = parse_toml(source)
         return data if isinstance(data, PinProblem) else _ParsedLock(data, locate(text), ())
     # Only the values are read from the parse, so the artifact lists can be left out altogether:
@@ -226,6 +228,10 @@ def _read_toml_lock(source: SourceText, fmt: PinFormat, tool: str | None, array:
     parsed = _parse_toml_lock(source, fmt)
     if isinstance(parsed, PinProblem):
         return PinSource(source.path, fmt, True, (), tool=tool, relock_command=RELOCK.get(fmt), problems=(parsed,))
+    if fmt is PinFormat.PYLOCK and parsed.artifacts and _pylock_versions_missing(parsed.data.get(array)):
+        parsed = _parse_toml_lock(source, fmt, skip=False)  # the file names are where those versions are
+        if isinstance(parsed, PinProblem):
+            return PinSource(source.path, fmt, True, (), tool=tool, relock_command=RELOCK.get(fmt), problems=(parsed,))
     data, pos = parsed.data, parsed.positions
     if fmt is PinFormat.PYLOCK:
         tool, relock = _pylock_producer(source, data)
@@ -353,6 +359,11 @@ def _toml_entry_pin(
         hashed=hashed,
     )
     return pin, None
+
+
+def _pylock_versions_missing(entries: object) -> bool:
+    """Whether a pylock package has no ``version`` of its own (PEP 751 allows it)."""
+    return isinstance(entries, list) and any(isinstance(e, dict) and "version" not in e for e in entries)
 
 
 def _pylock_producer(source: SourceText, data: dict[str, Any]) -> tuple[str | None, str | None]:

@@ -11,7 +11,6 @@ from kimi_lsp.rules._base import FixAvailability, Rule
 ENGINE_RULES: tuple[Rule, ...] = (
     Rule(
         "KL001", "unparseable-launch-file", Severity.ERROR,
-        "A launch file cannot be read or parsed (YAML/TOML syntax, encoding, binary, too large).",
         """A launch file cannot be read or parsed (YAML/TOML syntax, encoding, binary, too large).
 
 ## What it does
@@ -38,7 +37,6 @@ dcp-size: 8
     ),
     Rule(
         "KL002", "invalid-configuration", Severity.ERROR,
-        "The kimi-lsp configuration (`[tool.kimi-lsp]` or kimi-lsp.toml) is invalid.",
         """The kimi-lsp configuration (`[tool.kimi-lsp]` or kimi-lsp.toml) is invalid.
 
 ## What it does
@@ -64,7 +62,6 @@ select = ["KL1"]
     ),
     Rule(
         "KL901", "unused-suppression", Severity.WARNING,
-        "A `# kimi-lsp: ignore[...]` comment that suppresses nothing.",
         """A `# kimi-lsp: ignore[...]` comment that suppresses nothing.
 
 ## What it does

@@ -9,7 +9,7 @@ still caught.
 from __future__ import annotations
 
 import enum
-from contextvars import ContextVar
+from _thread import _local
 from pathlib import Path
 
 from kimi_lsp._record import dataclass, field
@@ -39,7 +39,10 @@ _LINUX = {
 # checked, and bumped by the fix: a marker-split pin is never half-fixed).
 ALL_MACHINES = ("x86_64", "aarch64")
 _GRACE = {"gb200", "gb300", "gh200"}
-_machines: ContextVar[tuple[str, ...]] = ContextVar("kimi_lsp_target_machines", default=ALL_MACHINES)
+# The target's machines while a launch is evaluated (``_for_target``), per thread: a lint runs
+# synchronously in one thread (no await inside), so a thread's own value is the launch's.
+# (``_thread._local`` is built in; contextvars is a shared library and a module to import.)
+_state = _local()
 
 
 def target_machines(target_gpu: str | None) -> tuple[str, ...]:
@@ -55,16 +58,23 @@ class _for_target:  # noqa: N801  # used as `with _for_target(ctx):`, like the g
     """Markers are evaluated for the launch's target machines while the block runs (a class, not
     ``contextlib.contextmanager``: contextlib is start-up time a one-file check does not need)."""
 
-    __slots__ = ("_target", "_token")
+    __slots__ = ("_target", "_before")
 
     def __init__(self, ctx: LaunchContext) -> None:
         self._target = getattr(ctx.settings, "target_gpu", None)
 
     def __enter__(self) -> None:
-        self._token = _machines.set(target_machines(self._target))
+        self._before = _machines()
+        _state.machines = target_machines(self._target)
 
     def __exit__(self, *exc: object) -> None:
-        _machines.reset(self._token)
+        _state.machines = self._before
+
+
+def _machines() -> tuple[str, ...]:
+    """The machines markers are evaluated for: the launch's target's inside ``_for_target``."""
+    got: tuple[str, ...] = getattr(_state, "machines", ALL_MACHINES)
+    return got
 
 
 class FindingStatus(str, enum.Enum):
@@ -132,7 +142,7 @@ def _applies(pin: Pin) -> bool:
 
     try:
         marker = Marker(pin.marker)
-        for machine in _machines.get():
+        for machine in _machines():
             for py in _PYTHONS:
                 env = {**_LINUX, "platform_machine": machine, "extra": pin.group or "",
                        "python_version": py, "python_full_version": f"{py}.0"}
