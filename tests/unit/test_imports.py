@@ -13,6 +13,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -20,7 +21,10 @@ ROOT = Path(__file__).resolve().parents[2]
 
 # Every module of the package a check imports, as its attributes say it was set up.
 _PROBE = """
-import io, json, sys
+import io, json, os, sys
+if os.environ.get("PROBE_DIRECT"):  # what the console script does for the short commands
+    import kimi_lsp._imports
+    kimi_lsp._imports.use_direct_imports()
 from kimi_lsp.cli.main import main
 out, sys.stdout = sys.stdout, io.StringIO()
 main(["--check", "-q", "--no-cache", sys.argv[1]])
@@ -36,7 +40,12 @@ for name, m in sorted(sys.modules.items()):
                   "loader_is_spec_loader": m.__loader__ is m.__spec__.loader,
                   "code_files": sorted({f.__code__.co_filename for f in funcs})}
 import kimi_lsp.rules as r
-print(json.dumps({"modules": mods, "rules": [x.code for x in r.LAUNCH_RULES],
+# each module is its parent's attribute, and ran once: the classes every module sees are the same
+alone = [n for n, m in sys.modules.items() if n.startswith("kimi_lsp.")
+         and getattr(sys.modules[n.rpartition(".")[0]], n.rpartition(".")[2], None) is not m]
+from kimi_lsp.surfaces import model, Entry
+print(json.dumps({"modules": mods, "rules": [x.code for x in r.LAUNCH_RULES], "alone": alone,
+                  "one_entry": Entry is model.Entry,
                   "kl103": r.BY_CODE["KL103"].name, "urllib": "urllib.parse" in sys.modules}))
 """
 
@@ -50,7 +59,7 @@ def server(tmp_path: Path) -> Path:
     return tmp_path / "server"
 
 
-def _probe(server: Path, **env: str) -> dict[str, object]:
+def _probe(server: Path, **env: str) -> dict[str, Any]:
     e = {"PYTHONPATH": str(server), "PATH": "", **env}  # no PYTHONDONTWRITEBYTECODE unless asked
     r = subprocess.run([sys.executable, "-c", _PROBE, "deploy/k3-dcp.yaml"], capture_output=True, text=True, env=e,
                        cwd=server.parent / "project")
@@ -147,3 +156,35 @@ def test_pathlib_comes_without_urllib_and_as_uri_still_works(server: Path) -> No
             "urllib.parse.quote_from_bytes(b'a b'), sys.modules['urllib'].parse is urllib.parse)")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env={"PYTHONPATH": str(server), "PATH": ""})
     assert r.stdout.split() == ["file:///a%20b/c", "h", "a%20b", "True"], r.stderr
+
+
+def test_direct_imports_make_the_modules_import_makes(server: Path) -> None:
+    """The short commands import the package's modules straight from the kept file
+    (``use_direct_imports``): the same module objects, attributes and code as importlib's, each
+    run once, and a parent package whose ``__init__`` imports the child first."""
+    first = _probe(server)  # the usual import; the file is kept at exit
+    direct = _probe(server, PROBE_DIRECT="1")
+    assert set(_loaders(direct).values()) == {"_Loader"} | ({"SourceFileLoader"} & set(_loaders(first).values()))
+    assert {n for n, loader in _loaders(direct).items() if loader != "_Loader"} == {"kimi_lsp._imports"}
+    assert _without_loader(direct) == _without_loader(first)
+    assert direct["alone"] == [] and direct["one_entry"] is True
+    assert direct["rules"] == first["rules"]
+
+
+def test_direct_imports_change_no_diagnostic(server: Path) -> None:
+    """The console script's path (direct imports from the kept file) and importlib's give the same
+    JSON on every fixture project, from a fresh process each."""
+    fixtures = ROOT / "tests" / "fixtures"
+    run = ("import sys; from kimi_lsp.cli.main import {0}; sys.argv[0] = 'kimi-lsp'; "
+           "sys.exit({0}() if '{0}' == 'main' else {0}())")
+    args = ["--check", "--format", "json", "--no-cache", "--jobs", "1", "."]
+    env = {"PYTHONPATH": str(server), "PATH": ""}
+    subprocess.run([sys.executable, "-c", run.format("main"), *args], cwd=fixtures, capture_output=True, env=env)
+    assert _kept(server).is_file()  # the first run kept every module it imported
+    plain = subprocess.run([sys.executable, "-c", run.format("main"), *args], cwd=fixtures, capture_output=True,
+                           text=True, env=env)
+    direct = subprocess.run([sys.executable, "-c", run.format("entry"), *args], cwd=fixtures, capture_output=True,
+                            text=True, env=env)
+    assert plain.returncode == direct.returncode == 1, (plain.stderr, direct.stderr)
+    assert json.loads(direct.stdout)["diagnostics"] == json.loads(plain.stdout)["diagnostics"]
+    assert len(json.loads(plain.stdout)["diagnostics"]) > 200

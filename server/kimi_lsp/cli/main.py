@@ -194,6 +194,9 @@ def entry() -> None:
     import gc
 
     gc.disable()
+    from kimi_lsp import _imports
+
+    _imports.use_direct_imports()
     _leave(main())
 
 
