@@ -89,6 +89,8 @@ class Settings:
         return default
 
     def excluded(self, path: Path) -> bool:
+        if not self.exclude:
+            return False
         rel = self._rel(path)
         return any(_glob_match(rel, g) for g in self.exclude)
 

@@ -68,6 +68,10 @@ def _local_parts(text: str) -> tuple[int | str, ...]:
     return tuple(int(p) if p.isdigit() else p for p in re.split(r"[-_.]", text.lower()))
 
 
+_PARSED: dict[str, Version] = {}  # text -> its Version (Version.__new__)
+_PARSED_MAX = 4096
+
+
 class Version:
     """A PEP 440 version: ``packaging.version.Version``'s parsing, normal form and order."""
 
@@ -79,7 +83,15 @@ class Version:
     post: int | None
     dev: int | None
 
+    # One object per text: a lint asks for the same few versions for every launch (the releases
+    # a rule compares against, the pins' versions), and a Version is never changed once made.
+    def __new__(cls, version: str = "") -> Version:  # (no argument: unpickling)
+        hit = _PARSED.get(version) if cls is Version and type(version) is str else None
+        return hit if hit is not None else object.__new__(cls)
+
     def __init__(self, version: str) -> None:
+        if type(version) is str and _PARSED.get(version) is self:
+            return  # made before
         m = _NORMAL.fullmatch(version)
         if m is not None:
             rel, pre_l, pre_n, post, dev, local = m.groups()
@@ -121,6 +133,8 @@ class Version:
         self._key = (self.epoch, release[:end], pre_key, -1 if self.post is None else self.post,
                      (1, 0) if self.dev is None else (0, self.dev), local_key)
         self._str = ""
+        if type(self) is Version and len(_PARSED) < _PARSED_MAX:
+            _PARSED[version] = self
 
     def _parts(self) -> tuple[Any, ...]:
         """What the version is made of, as marshal keeps it (knowledge/_compiled.py)."""

@@ -188,21 +188,42 @@ class Workspace:
             # only realpath knows), or anything else pathlib would normalise: the general way
             return Path(s).resolve() if s.startswith("/") else (Path.cwd() / s).resolve()
         parent, _, name = s.rpartition("/")
-        real_parent = self._real_dirs.get(parent)
-        if real_parent is None:
-            real_parent = self._real_dirs[parent] = str(Path(parent or "/").resolve())
+        candidate = self._real_child(self._real_dir(parent), name)
+        return Path(s).resolve() if candidate is None else Path(candidate)
+
+    def _real_dir(self, d: str) -> str:
+        """``realpath`` of the absolute, normal directory ``d`` ("" is the root), each directory's
+        answer remembered: a directory below a resolved one costs one lstat of its own."""
+        hit = self._real_dirs.get(d)
+        if hit is None:
+            parent, _, name = d.rpartition("/")
+            child = self._real_child(self._real_dir(parent), name) if d else "/"
+            # a link: Path.resolve follows it (and raises on a loop, as the caller expects)
+            hit = self._real_dirs[d] = str(Path(d).resolve()) if child is None else child
+        return hit
+
+    @staticmethod
+    def _real_child(real_parent: str, name: str) -> str | None:
+        """``real_parent/name`` when that is not a symbolic link (or does not exist: realpath then
+        keeps the name as written); None for a link, which only realpath can follow."""
         candidate = real_parent + "/" + name if real_parent != "/" else "/" + name
         try:
             if stat.S_ISLNK(os.lstat(candidate).st_mode):
-                return Path(s).resolve()
+                return None
         except (OSError, ValueError):
             pass  # missing: resolve() (non-strict) keeps the name as written
-        return Path(candidate)
+        return candidate
 
     def repo_root(self, start: Path, fallback: Path | None = None) -> Path:
         """``find_repo_root``, remembered per directory until ``invalidate`` (a lint asks for
         the repository of every launch file, and of the pins beside it)."""
-        cur = start if start.is_dir() else start.parent
+        if self.stable:  # a lint asks this for every launch and pin file: one stat per path
+            key = ("dir-of", start)
+            cur = self.memo.get(key)  # type: ignore[assignment]
+            if cur is None:
+                cur = self.memo[key] = start if start.is_dir() else start.parent
+        else:
+            cur = start if start.is_dir() else start.parent
         hit = self._roots.get(cur)
         if hit is None:
             hit = self._roots[cur] = _find_repo(cur)

@@ -30,6 +30,7 @@ def test_resolve_matches_pathlib(tmp_path: Path) -> None:
         tmp_path / "link-dir" / "deep" / ".." / "deep" / "a.yaml", tmp_path / "link-dir" / "..",
         Path("relative-missing.yaml"), real / ".hidden" / "c.yaml", real / ".hidden" / ".." / "a.yaml",
         real / "..." / "x.yaml", tmp_path / "elsewhere" / "hop" / ".." / "deep" / "a.yaml",
+        tmp_path / "link-dir" / "deep" / "new" / "deeper" / "x.yaml", tmp_path / "elsewhere" / "hop" / "a.yaml",
     ]
     for _ in range(2):  # the second round answers from the remembered directories
         for p in cases:
@@ -38,6 +39,8 @@ def test_resolve_matches_pathlib(tmp_path: Path) -> None:
         Path(tmp_path / "loop").resolve()
     with pytest.raises(RuntimeError):
         ws.resolve(tmp_path / "loop")
+    with pytest.raises(RuntimeError):  # a file in a looping directory, too
+        ws.resolve(tmp_path / "loop" / "x.yaml")
     # a directory that becomes a link: forgotten on invalidate, as the editor's file events do
     (tmp_path / "moved").mkdir()
     (tmp_path / "moved" / "deep").mkdir()
