@@ -217,10 +217,13 @@ class Workspace:
     def repo_root(self, start: Path, fallback: Path | None = None) -> Path:
         """``find_repo_root``, remembered per directory until ``invalidate`` (a lint asks for
         the repository of every launch file, and of the pins beside it)."""
+        cur: Path
         if self.stable:  # a lint asks this for every launch and pin file: one stat per path
             key = ("dir-of", start)
-            cur = self.memo.get(key)  # type: ignore[assignment]
-            if cur is None:
+            known = self.memo.get(key)
+            if isinstance(known, Path):
+                cur = known
+            else:
                 cur = self.memo[key] = start if start.is_dir() else start.parent
         else:
             cur = start if start.is_dir() else start.parent
