@@ -18,6 +18,8 @@ and generated signatures are checked exactly as before.
 """
 from __future__ import annotations
 
+from operator import attrgetter
+
 from kimi_lsp._kept import Kept
 
 # The modules a result-cache hit loads (this one, text, diagnostics, workspace, cache, cli.main,
@@ -83,26 +85,22 @@ def _collect(cls: type) -> list[Field]:
     return list(by_name.values())
 
 
-# Compiling the generated methods is most of what a record costs at start-up (~0.4 ms a class,
-# ~80 classes on the `--check` path), and generating their source a good part of the rest. Their
-# code objects are kept across runs (_kept.py), keyed by the class's shape: everything the
-# source is made from (each field's name and options, the decorator's flags, which methods the
-# class writes itself). The same shape is the same source, so a stale entry is impossible.
-_codes = Kept("_record_methods")
+# Only ``__init__`` is generated per class (its signature and its speed matter: records are made
+# by the million in a large run). Compiling it is most of what a record costs at start-up, so its
+# code object is kept across runs (_kept.py), keyed by the class's shape: everything the source is
+# made from (each field's name and options, the decorator's flags). The same shape is the same
+# source, so a stale entry is impossible. The other methods are shared functions that read the
+# class's own field getters (``operator.attrgetter``, C code): decoding and binding a dozen
+# generated methods per class was ~40 us of each record's ~50 us at start-up.
+_codes = Kept("_record_init")
 
 _OWN_METHODS = ("__repr__", "__eq__", "__lt__", "__le__", "__gt__", "__ge__")
 
 
-def _tuple_src(prefix: str, names: list[str]) -> str:
-    return "(" + "".join(f"{prefix}.{n}," for n in names) + ")"
-
-
 def _source(flds: list[Field], own: Any, frozen: bool, slots: bool, eq: bool, order: bool, want_repr: bool,
             explicit_hash: bool, post_init: bool, direct: bool) -> str:
-    """The generated methods' source (it depends on nothing but the arguments: the class's shape)."""
-    src: list[str] = []
-
-    # __init__
+    """The generated ``__init__``'s source (it depends on nothing but the arguments: the class's
+    shape)."""
     params, body = ["self"], []
     if direct:
         body.append("  _d = self.__dict__")
@@ -138,44 +136,84 @@ def _source(flds: list[Field], own: Any, frozen: bool, slots: bool, eq: bool, or
             body.append(f"  self.{f.name} = {value_src}")
     if post_init:
         body.append("  self.__post_init__()")
-    src.append(f"def __init__({', '.join(params)}):\n" + ("\n".join(body) or "  pass") + "\n")
+    return f"def __init__({', '.join(params)}):\n" + ("\n".join(body) or "  pass") + "\n"
 
-    names = [f.name for f in flds]
-    if want_repr and "__repr__" not in own:
-        shown = ", ".join(f"{f.name}={{self.{f.name}!r}}" for f in flds if f.repr)
-        src.append(f"def __repr__(self):\n  return f'{{self.__class__.__qualname__}}({shown})'\n")
-    compared = [f.name for f in flds if f.compare]
-    if eq and "__eq__" not in own:
-        src.append(
-            "def __eq__(self, other):\n  if other.__class__ is self.__class__:\n"
-            f"    return {_tuple_src('self', compared)} == {_tuple_src('other', compared)}\n"
-            "  return NotImplemented\n"
-        )
-    if order:
-        for op, sym in (("lt", "<"), ("le", "<="), ("gt", ">"), ("ge", ">=")):
-            if f"__{op}__" not in own:
-                src.append(
-                    f"def __{op}__(self, other):\n  if other.__class__ is self.__class__:\n"
-                    f"    return {_tuple_src('self', compared)} {sym} {_tuple_src('other', compared)}\n"
-                    "  return NotImplemented\n"
-                )
-    hashed = [f.name for f in flds if (f.compare if f.hash is None else f.hash)]
-    if eq and frozen and not explicit_hash:
-        src.append(f"def __hash__(self):\n  return hash({_tuple_src('self', hashed)})\n")
-    if frozen:
-        src.append(
-            "def __setattr__(self, name, value):\n"
-            "  raise _Frozen(f'cannot assign to field {name!r}')\n"
-            "def __delattr__(self, name):\n"
-            "  raise _Frozen(f'cannot delete field {name!r}')\n"
-        )
-    if slots:
-        src.append(
-            f"def __getstate__(self):\n  return {_tuple_src('self', names)}\n"
-            "def __setstate__(self, state):\n"
-            f"  for name, value in zip({tuple(names)!r}, state):\n    _set(self, name, value)\n"
-        )
-    return "".join(src)
+
+def _getter(names: list[str]) -> Callable[[Any], tuple[Any, ...]]:
+    """The tuple of an instance's ``names`` (as the tuples dataclasses compares and hashes)."""
+    if len(names) >= 2:
+        return attrgetter(*names)
+    if names:
+        one = attrgetter(names[0])
+        return lambda obj: (one(obj),)
+    return lambda obj: ()
+
+
+# The shared methods. Each reads its class's getters (set by _build) through ``__class__``: a
+# record subclass has its own, a plain subclass its record parent's (as generated code had).
+def _repr(self: Any) -> str:
+    cls = self.__class__
+    shown = ", ".join(f"{name}={value!r}" for name, value in zip(cls.__record_repr_names__, cls.__record_repr__(self)))
+    return f"{cls.__qualname__}({shown})"
+
+
+def _eq(self: Any, other: Any) -> Any:
+    if other.__class__ is self.__class__:
+        key = self.__class__.__record_cmp__
+        return key(self) == key(other)
+    return NotImplemented
+
+
+def _lt(self: Any, other: Any) -> Any:
+    if other.__class__ is self.__class__:
+        key = self.__class__.__record_cmp__
+        return key(self) < key(other)
+    return NotImplemented
+
+
+def _le(self: Any, other: Any) -> Any:
+    if other.__class__ is self.__class__:
+        key = self.__class__.__record_cmp__
+        return key(self) <= key(other)
+    return NotImplemented
+
+
+def _gt(self: Any, other: Any) -> Any:
+    if other.__class__ is self.__class__:
+        key = self.__class__.__record_cmp__
+        return key(self) > key(other)
+    return NotImplemented
+
+
+def _ge(self: Any, other: Any) -> Any:
+    if other.__class__ is self.__class__:
+        key = self.__class__.__record_cmp__
+        return key(self) >= key(other)
+    return NotImplemented
+
+
+def _hash(self: Any) -> int:
+    return hash(self.__class__.__record_hash__(self))
+
+
+def _frozen_setattr(self: Any, name: str, value: Any) -> None:
+    raise FrozenInstanceError(f"cannot assign to field {name!r}")
+
+
+def _frozen_delattr(self: Any, name: str) -> None:
+    raise FrozenInstanceError(f"cannot delete field {name!r}")
+
+
+def _getstate(self: Any) -> tuple[Any, ...]:
+    return self.__class__.__record_state__(self)  # type: ignore[no-any-return]
+
+
+def _setstate(self: Any, state: tuple[Any, ...]) -> None:
+    for name, value in zip(self.__class__.__record_names__, state):
+        object.__setattr__(self, name, value)
+
+
+_ORDER = (("__lt__", _lt), ("__le__", _le), ("__gt__", _gt), ("__ge__", _ge))
 
 
 def _build(cls: type, frozen: bool, slots: bool, eq: bool, order: bool, want_repr: bool) -> type:
@@ -188,10 +226,9 @@ def _build(cls: type, frozen: bool, slots: bool, eq: bool, order: bool, want_rep
         hasattr(type(getattr(cls, f.name, None)), "__set__") for f in flds)
     explicit_hash = "__hash__" in own and not (own["__hash__"] is None and "__eq__" in own)
     post_init = hasattr(cls, "__post_init__")
-    shape = (tuple((f.name, f.default is not _MISSING, f.default_factory is not _MISSING, f.init, f.repr, f.compare,
-                    f.hash) for f in flds),
-             frozen, slots, eq, order, want_repr, tuple(m in own for m in _OWN_METHODS), explicit_hash, post_init, direct)
-    ns: dict[str, Any] = {"_MISSING": _MISSING, "_set": object.__setattr__, "_Frozen": FrozenInstanceError}
+    shape = (tuple((f.name, f.default is not _MISSING, f.default_factory is not _MISSING, f.init) for f in flds),
+             frozen, slots, direct, post_init)
+    ns: dict[str, Any] = {"_MISSING": _MISSING, "_set": object.__setattr__}
     for f in flds:
         if f.default_factory is not _MISSING:
             ns[f"_factory_{f.name}"] = f.default_factory
@@ -205,10 +242,27 @@ def _build(cls: type, frozen: bool, slots: bool, eq: bool, order: bool, want_rep
     names = [f.name for f in flds]
     exec(code, ns)  # noqa: S102 - source built by _source from the class's own field names
 
+    methods: dict[str, Any] = {"__init__": ns["__init__"]}
+    if want_repr and "__repr__" not in own:
+        methods["__repr__"] = _repr
+    if eq and "__eq__" not in own:
+        methods["__eq__"] = _eq
+    if order:
+        for op, fn in _ORDER:
+            if op not in own:
+                methods[op] = fn
+    if eq and frozen and not explicit_hash:
+        methods["__hash__"] = _hash
+    if frozen:
+        methods["__setattr__"] = _frozen_setattr
+        methods["__delattr__"] = _frozen_delattr
     if slots:
+        methods["__getstate__"] = _getstate
+        methods["__setstate__"] = _setstate
         body_dict = {k: v for k, v in own.items() if k not in names and k not in ("__dict__", "__weakref__")}
         inherited = {s for base in cls.__mro__[1:] for s in getattr(base, "__slots__", ())}
         body_dict["__slots__"] = tuple(n for n in names if n not in inherited)
+        body_dict.update(methods)
         cls = type(cls)(cls.__name__, cls.__bases__, body_dict)
         if frozen:  # the generated __init__ finds these in its globals when it runs
             for n in names:
@@ -220,15 +274,19 @@ def _build(cls: type, frozen: bool, slots: bool, eq: bool, order: bool, want_rep
                     delattr(cls, f.name)
                 else:
                     setattr(cls, f.name, f.default)
-    for name in ("__init__", "__repr__", "__eq__", "__lt__", "__le__", "__gt__", "__ge__", "__hash__",
-                 "__setattr__", "__delattr__", "__getstate__", "__setstate__"):
-        if name in ns:
-            fn = ns[name]
-            fn.__qualname__ = f"{cls.__qualname__}.{name}"
+        for name, fn in methods.items():
             setattr(cls, name, fn)
+    ns["__init__"].__qualname__ = f"{cls.__qualname__}.__init__"
     if eq and not frozen and not explicit_hash:
         cls.__hash__ = None  # type: ignore[assignment]  # mutable and compared by value: unhashable
     cls.__record_fields__ = tuple(flds)  # type: ignore[attr-defined]  # the record's own bookkeeping (fields, replace)
+    cls.__record_names__ = tuple(names)  # type: ignore[attr-defined]
+    cls.__record_state__ = _getter(names)  # type: ignore[attr-defined]
+    cls.__record_cmp__ = _getter([f.name for f in flds if f.compare])  # type: ignore[attr-defined]
+    cls.__record_hash__ = _getter([f.name for f in flds if (f.compare if f.hash is None else f.hash)])  # type: ignore[attr-defined]
+    repr_names = [f.name for f in flds if f.repr]
+    cls.__record_repr_names__ = tuple(repr_names)  # type: ignore[attr-defined]
+    cls.__record_repr__ = _getter(repr_names)  # type: ignore[attr-defined]
     return cls
 
 

@@ -176,3 +176,32 @@ def test_repeated_inline_keys_are_found_as_tomllib_finds_them() -> None:
         assert _inline_duplicates(value) == expected, value
         dups += expected
     assert 500 < dups < 4500
+
+
+@pytest.mark.parametrize("path", LOCKS, ids=lambda p: str(p.relative_to(TESTS)))
+def test_a_package_read_in_one_match_is_read_as_the_block_loop_reads_it(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``scan`` reads a [[package]] table in uv's usual shape with one pattern: on every fixture and
+    on mutations of the small ones (keys dropped, doubled, commented, requoted) its answer (or its
+    refusal) is exactly the block loop's."""
+    from kimi_lsp.syntax import uv_lock
+
+    text = path.read_text("utf-8")
+    texts = [text] + (_mutations(text, 1 if len(text) < 5000 else 29) if path in _small_locks() else [])
+    for t in texts:
+        fast = scan(t)
+        monkeypatch.setattr(uv_lock, "USE_PACKAGE_PATTERN", False)
+        assert scan(t) == fast, t
+        monkeypatch.setattr(uv_lock, "USE_PACKAGE_PATTERN", True)
+
+
+def test_uvs_usual_package_shape_takes_the_one_match() -> None:
+    """The pattern covers what uv writes for most packages of the real 359 KB lock (a pattern that
+    never matches would pass the test above and save nothing)."""
+    import re
+
+    from kimi_lsp.syntax import uv_lock
+
+    text = (TESTS / "pins_fixtures" / "uv-lock" / "sglang-only" / "uv.lock").read_text("utf-8")
+    pattern = re.compile(uv_lock._PACKAGE_PATTERN)
+    starts = [m.start() for m in re.finditer(r"^\[\[package\]\]\n", text, re.M)]
+    assert len(starts) > 200 and all(pattern.match(text, s) for s in starts)
