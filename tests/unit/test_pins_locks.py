@@ -368,3 +368,15 @@ wheels = [{ url = "https://files.example.invalid/sglang-0.5.23-py3-none-any.whl"
     ps = locks.read_pylock(SourceText(Path("/x/pylock.toml"), text))
     assert [(p.name, p.version, p.hashed) for p in ps.pins] == [("flashinfer-python", "0.6.17", True), ("sglang", "0.5.23", True)]
     assert ps.problems == ()
+
+
+@pytest.mark.parametrize("path", sorted(FIXTURES.parent.rglob("conda-lock*.yml")), ids=lambda p: str(p.relative_to(FIXTURES.parent)))
+def test_conda_lock_reads_alike_through_libyaml_and_the_pure_python_composer(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """conda-lock.yml is composed through syntax.yaml.load (libyaml); the pure-Python composer it
+    replaced (still used for a file libyaml finds anything wrong with) reads the same pins."""
+    import kimi_lsp.syntax.yaml as syntax_yaml
+
+    src = SourceText(path, path.read_text(encoding="utf-8"))
+    fast = locks.read_conda_lock(src)
+    monkeypatch.setattr(syntax_yaml, "load", lambda text: syntax_yaml.Loaded())  # every file takes the old path
+    assert locks.read_conda_lock(src) == fast and fast.pins
