@@ -144,11 +144,20 @@ def sglang_args_patch(launch: Path, workspace: Workspace) -> str | None:
     """The first patch under the repository's ``patches/`` that changes sglang's
     ``srt/server_args.py``, relative to the repository root; None when there is none. Every
     directory listed and every patch read is a dependency of the result (the cache sees them)."""
-    from kimi_lsp.workspace import SourceText, probed, touched
-
     root = workspace.repo_root(launch.parent, workspace.root)
     if root is None:
         return None
+    if not workspace.stable:
+        return _args_patch(root, workspace)
+    key = ("sglang-args-patch", root)  # one CLI lint: once per repository, not per launch
+    if key not in workspace.memo:
+        workspace.memo[key] = _args_patch(root, workspace)
+    return workspace.memo[key]  # type: ignore[return-value]  # stored just above
+
+
+def _args_patch(root: Path, workspace: Workspace) -> str | None:
+    from kimi_lsp.workspace import SourceText, probed, touched
+
     seen = 0
     for name in _PATCH_DIRS:
         top = root / name
@@ -396,19 +405,43 @@ def doc_hints(launch: Path, workspace: Workspace) -> tuple[tuple[str, ...], Loca
     """Releases named by the documents (README, ``*.md``, ``*.rst``, ``*.txt``) in the launch's
     directory, as images of sglang or ``sglang==X`` pins, with the first place and what it is;
     None when no document there names a shipped release."""
+    d = launch.parent
+    if not workspace.stable:
+        return _doc_hints(d, launch.name, workspace)
+    # One CLI lint: once per directory (and per launch that is itself one of its documents).
+    if ("doc-names", d) not in workspace.memo:
+        workspace.memo[("doc-names", d)] = _doc_names(d)
+    names = workspace.memo[("doc-names", d)]
+    if names is None:
+        return None  # not listable
+    key = ("doc-hints", d, launch.name if launch.name in names else "")  # type: ignore[operator]
+    if key not in workspace.memo:
+        workspace.memo[key] = _doc_hints(d, launch.name, workspace)
+    return workspace.memo[key]  # type: ignore[return-value]  # stored just above
+
+
+def _doc_names(d: Path) -> tuple[str, ...] | None:
+    """The documents in ``d`` (sorted), None when it cannot be listed."""
+    try:
+        return tuple(sorted(n for n in os.listdir(d) if re.match(_DOC_NAMES, n)))
+    except OSError:
+        return None
+
+
+def _doc_hints(d: Path, own_name: str, workspace: Workspace) -> tuple[tuple[str, ...], Location, str] | None:
     from kimi_lsp.knowledge.schema import shipped_versions
     from kimi_lsp.workspace import touched
 
-    try:
-        names = sorted(n for n in os.listdir(launch.parent) if re.match(_DOC_NAMES, n) and n != launch.name)
-    except OSError:
+    listed = _doc_names(d)
+    if listed is None:
         return None
-    touched(launch.parent)  # a README added later changes the answer: the cache must see it
+    names = [n for n in listed if n != own_name]
+    touched(d)  # a README added later changes the answer: the cache must see it
     shipped = set(shipped_versions())
     found: list[str] = []
     first: tuple[Location, str] | None = None
     for name in names[:_DOC_FILES]:
-        path = launch.parent / name
+        path = d / name
         text = workspace.text(path)
         if text is None or len(text) > _DOC_BYTES or "sgl" not in text:
             continue

@@ -122,6 +122,7 @@ class Workspace:
         self._cache: dict[Path, SourceText | ReadFailure | None] = {}
         self._roots: dict[Path, tuple[Path | None, tuple[str, ...]]] = {}
         self._real_dirs: dict[str, str] = {}  # directory -> its realpath
+        self._real_files: dict[str, Path] = {}  # path -> resolve(path), in a stable workspace
         for p, t in (overlays or {}).items():
             self.set_overlay(p, t)
 
@@ -141,6 +142,7 @@ class Workspace:
     def invalidate(self, path: Path | None = None) -> None:
         self._roots.clear()  # a new or removed .git anywhere: cheap to recompute
         self._real_dirs.clear()
+        self._real_files.clear()
         self.memo.clear()
         if path is None:
             self._cache.clear()
@@ -187,6 +189,14 @@ class Workspace:
             # relative, or with `.`/`..` components (`link/..` is the link target's parent:
             # only realpath knows), or anything else pathlib would normalise: the general way
             return Path(s).resolve() if s.startswith("/") else (Path.cwd() / s).resolve()
+        if self.stable:  # one CLI lint asks again for each file (collecting, indexing, linting)
+            hit = self._real_files.get(s)
+            if hit is None:
+                hit = self._real_files[s] = self._resolve_file(s)
+            return hit
+        return self._resolve_file(s)
+
+    def _resolve_file(self, s: str) -> Path:
         parent, _, name = s.rpartition("/")
         candidate = self._real_child(self._real_dir(parent), name)
         return Path(s).resolve() if candidate is None else Path(candidate)
@@ -229,7 +239,7 @@ class Workspace:
             cur = start if start.is_dir() else start.parent
         hit = self._roots.get(cur)
         if hit is None:
-            hit = self._roots[cur] = _find_repo(cur)
+            hit = self._find_repo(cur)
         elif _probed is not None:
             _probed.update(hit[1])
         if _touched is not None:
@@ -237,6 +247,27 @@ class Workspace:
         if hit[0] is not None:
             return hit[0]
         return fallback if fallback is not None else Path(cur.anchor)
+
+    def _find_repo(self, cur: Path) -> tuple[Path | None, tuple[str, ...]]:
+        """``_find_repo``, from the remembered answer of the nearest directory above (each new
+        directory costs one probe, not one per level up to the repository)."""
+        git = cur / ".git"
+        probed(git)
+        if git.exists():
+            hit: tuple[Path | None, tuple[str, ...]] = (cur, (str(git),))
+        else:
+            parent = cur.parent
+            if parent == cur:
+                hit = (None, (str(git),))
+            else:
+                above = self._roots.get(parent)
+                if above is None:
+                    above = self._find_repo(parent)
+                elif _probed is not None:
+                    _probed.update(above[1])
+                hit = (above[0], (str(git), *above[1]))
+        self._roots[cur] = hit
+        return hit
 
     def text(self, path: Path) -> str | None:
         r = self.read(path)
