@@ -132,18 +132,39 @@ def find_config_file(start: Path, workspace: Workspace, stop: Path | None = None
 
 def _find_config_file(start: Path, workspace: Workspace, stop: Path | None) -> Path | None:
     d = start if start.is_dir() else start.parent
-    for cur in (d, *d.parents):
-        for name in ("kimi-lsp.toml", ".kimi-lsp.toml"):
-            p = cur / name
-            if workspace.exists(p):
-                return p
-        pp = cur / "pyproject.toml"
-        if workspace.exists(pp):
-            text = workspace.text(pp) or ""
-            if "[tool.kimi-lsp" in text:
-                return pp
-        if stop is not None and cur == stop:
-            break
+    if not workspace.stable:
+        for cur in (d, *d.parents):
+            found = _config_in(cur, workspace)
+            if found is not None or (stop is not None and cur == stop):
+                return found
+        return None
+    return _config_at_or_above(d, workspace, stop)
+
+
+def _config_at_or_above(d: Path, workspace: Workspace, stop: Path | None) -> Path | None:
+    """The stable workspace's walk: each directory's answer remembered, so a new directory asks
+    only about itself and takes its parent's answer."""
+    key = ("settings-file-at", d, stop)
+    memo = workspace.memo
+    if key not in memo:
+        found = _config_in(d, workspace)
+        if found is None and not (stop is not None and d == stop) and d.parent != d:
+            found = _config_at_or_above(d.parent, workspace, stop)
+        memo[key] = found
+    return memo[key]  # type: ignore[return-value]  # stored just above
+
+
+def _config_in(cur: Path, workspace: Workspace) -> Path | None:
+    """The configuration file in directory ``cur`` itself, if any."""
+    for name in ("kimi-lsp.toml", ".kimi-lsp.toml"):
+        p = cur / name
+        if workspace.exists(p):
+            return p
+    pp = cur / "pyproject.toml"
+    if workspace.exists(pp):
+        text = workspace.text(pp) or ""
+        if "[tool.kimi-lsp" in text:
+            return pp
     return None
 
 

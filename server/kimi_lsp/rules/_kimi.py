@@ -225,6 +225,17 @@ def _override_evidence(value: object) -> str:
 
 def _config_json_arch(ctx: LaunchContext, model: str) -> ModelFacts | None:
     ws = ctx.workspace
+    if not ws.stable:
+        return _find_config_json_arch(ctx, model)
+    # one CLI lint: the answer for this model from this directory with these hub caches, once
+    key = ("config-json-arch", ctx.launch.command.base_dir, model, tuple(_hub_dirs(ctx)))
+    if key not in ws.memo:
+        ws.memo[key] = _find_config_json_arch(ctx, model)
+    return ws.memo[key]  # type: ignore[return-value]  # stored just above
+
+
+def _find_config_json_arch(ctx: LaunchContext, model: str) -> ModelFacts | None:
+    ws = ctx.workspace
     bases = [ctx.launch.command.base_dir, ws.root]
     expanded = os.path.expanduser(model)
     candidates: list[Path] = []
@@ -272,11 +283,9 @@ def _read_arch(text: str | None) -> str | None:
 
 
 def _hub_dirs(ctx: LaunchContext) -> list[Path]:
-    env = dict(os.environ)
-    for name in ("HF_HUB_CACHE", "HF_HOME", "HUGGINGFACE_HUB_CACHE"):
-        v = ctx.launch.env_value(name)
-        if v:
-            env[name] = v
+    env = {name: ctx.launch.env_value(name) or os.environ.get(name) or ""
+           for name in ("HF_HUB_CACHE", "HF_HOME", "HUGGINGFACE_HUB_CACHE")}  # the launch's own first
+    env["XDG_CACHE_HOME"] = os.environ.get("XDG_CACHE_HOME") or ""
     dirs: list[Path] = []
     if env.get("HF_HUB_CACHE"):
         dirs.append(Path(env["HF_HUB_CACHE"]).expanduser())
