@@ -69,9 +69,10 @@ class Settings:
     def enabled(self, code: str, path: Path | None = None) -> bool:
         if code in ALWAYS_ON:
             return True  # a broken configuration is never hidden by the configuration itself
-        if not any(code.startswith(s) for s in self.select):
+        # str.startswith takes the tuple of prefixes itself (tuple() of a tuple is that tuple)
+        if not code.startswith(tuple(self.select)):
             return False
-        if any(code.startswith(s) for s in self.ignore):
+        if code.startswith(tuple(self.ignore)):
             return False
         if path is not None and self.per_file_ignores:
             rel = self._rel(path)

@@ -320,9 +320,18 @@ def read_regular(path: Path | str, limit: int) -> bytes:
             raise NotRegularFile(f"{path}: not a regular file")
         if st.st_size > limit:
             raise FileTooLarge(st.st_size)
-        chunks: list[bytes] = []
-        total = 0
-        while True:
+        # One read of the size fstat gave (plus one byte, to see the end): a buffer of that size,
+        # not of 1 MiB, which malloc would map and unmap for every file. A regular file reads
+        # short only at its end, so fewer bytes than asked for, as many as fstat said, is all of it.
+        want = min(st.st_size + 1, limit + 1)
+        first = os.read(fd, want)
+        if len(first) < want and len(first) == st.st_size:
+            return first
+        chunks: list[bytes] = [first] if first else []
+        total = len(first)
+        if total > limit:
+            raise FileTooLarge(total)
+        while first:
             chunk = os.read(fd, min(1 << 20, limit + 1 - total))
             if not chunk:
                 break
