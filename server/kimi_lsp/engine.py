@@ -205,7 +205,7 @@ class Engine:
         return src, res
 
     def lint_file(self, path: Path) -> FileResult:
-        asked = Path(path)
+        asked = path if isinstance(path, Path) else Path(path)
         path = self._resolve(asked)
         settings = self.settings_for(path)
         result = FileResult(path, [])

@@ -442,10 +442,22 @@ def discover(launch_path: Path, workspace: Workspace, repo_root: Path, *, own_ki
     launch_path = _norm(launch_path)
     start = launch_path.parent
     own = _own_pins(launch_path, own_kind, workspace) if own_kind else ()
+    if workspace.stable:  # one CLI lint: every launch in a directory has the same projects
+        key = ("governing-dirs", start, repo_root)
+        hit = workspace.memo.get(key)
+        if hit is None:
+            hit = workspace.memo[key] = _projects(start, repo_root, workspace)
+        projects, dirs = hit  # type: ignore[misc]  # stored just above
+    else:
+        projects, dirs = _projects(start, repo_root, workspace)
+    return Governing(own, projects, dirs)
+
+
+def _projects(start: Path, repo_root: Path, workspace: Workspace) -> tuple[tuple[Project, ...], tuple[Path, ...]]:
+    """The projects from ``start`` up to the search's bound (nearest first), and the directories."""
     bound = _bound(start, repo_root, workspace)
     dirs = _walk_dirs(start, bound)
-    projects = tuple(p for d in dirs if (p := _project(d, workspace, bound)) is not None)
-    return Governing(own, projects, dirs)
+    return tuple(p for d in dirs if (p := _project(d, workspace, bound)) is not None), dirs
 
 
 def project_dir(pin_path: Path) -> Path:

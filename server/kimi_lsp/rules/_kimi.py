@@ -228,7 +228,7 @@ def _config_json_arch(ctx: LaunchContext, model: str) -> ModelFacts | None:
     if not ws.stable:
         return _find_config_json_arch(ctx, model)
     # one CLI lint: the answer for this model from this directory with these hub caches, once
-    key = ("config-json-arch", ctx.launch.command.base_dir, model, tuple(_hub_dirs(ctx)))
+    key = ("config-json-arch", ctx.launch.command.base_dir, model, _hub_env(ctx))
     if key not in ws.memo:
         ws.memo[key] = _find_config_json_arch(ctx, model)
     return ws.memo[key]  # type: ignore[return-value]  # stored just above
@@ -282,10 +282,17 @@ def _read_arch(text: str | None) -> str | None:
     return None
 
 
+_HUB_VARS = ("HF_HUB_CACHE", "HF_HOME", "HUGGINGFACE_HUB_CACHE")
+
+
+def _hub_env(ctx: LaunchContext) -> tuple[str, ...]:
+    """What the hub caches depend on: those variables (the launch's own first), XDG_CACHE_HOME."""
+    return (*(ctx.launch.env_value(name) or os.environ.get(name) or "" for name in _HUB_VARS),
+            os.environ.get("XDG_CACHE_HOME") or "")
+
+
 def _hub_dirs(ctx: LaunchContext) -> list[Path]:
-    env = {name: ctx.launch.env_value(name) or os.environ.get(name) or ""
-           for name in ("HF_HUB_CACHE", "HF_HOME", "HUGGINGFACE_HUB_CACHE")}  # the launch's own first
-    env["XDG_CACHE_HOME"] = os.environ.get("XDG_CACHE_HOME") or ""
+    env = dict(zip((*_HUB_VARS, "XDG_CACHE_HOME"), _hub_env(ctx)))
     dirs: list[Path] = []
     if env.get("HF_HUB_CACHE"):
         dirs.append(Path(env["HF_HUB_CACHE"]).expanduser())

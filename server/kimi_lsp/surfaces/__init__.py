@@ -7,6 +7,7 @@ at the error's position, and a reader bug becomes a note on an otherwise empty r
 """
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 
 from pathlib import Path
@@ -120,13 +121,13 @@ def read_surface_strict(
 
 def _helm_template_dir(path: Path) -> bool:
     """A file under a Helm chart's ``templates/`` (a ``Chart.yaml`` beside that directory)."""
-    for parent in path.parents:
-        if parent.name == "templates":
-            try:
-                return (parent.parent / "Chart.yaml").is_file()
-            except OSError:
-                return False
-    return False
+    s = os.fspath(path)
+    rooted = s if s.startswith("/") else "/" + s  # (a relative path's top directory counts too)
+    i = rooted.rfind("/templates/")  # the nearest such directory: the last one in the path
+    if i < 0:
+        return False
+    chart = rooted[:i] + "/Chart.yaml"
+    return os.path.isfile(chart if s.startswith("/") else chart[1:])
 
 
 def _read_yaml(
