@@ -311,9 +311,29 @@ def _classify_pins(specs: list[str], constraints: list[str]) -> tuple[FindingSta
 def evaluate(ctx: LaunchContext) -> Evaluation:
     def run() -> Evaluation:
         with _for_target(ctx):
-            return _evaluate(ctx)
+            return _shared_evaluation(ctx)
 
     return ctx.memo("flashinfer", run)
+
+
+def _shared_evaluation(ctx: LaunchContext) -> Evaluation:
+    """``_evaluate``, once per governing sources in one CLI lint: the launches of a directory share
+    their projects (discovery gives them the same objects), and the evaluation reads nothing else
+    of the launch but the target's machines and the ``flashinfer-pin`` setting."""
+    ws = ctx.workspace
+    if not ws.stable:
+        return _evaluate(ctx)
+    gov = ctx.governing
+    key = ("flashinfer-evaluation", tuple(map(id, gov.own)), id(gov.projects), id(gov.searched), _machines(),
+           ctx.settings.flashinfer_pin)
+    hit = ws.memo.get(key)
+    # ids are only as good as the objects behind them: the entry keeps those alive, and is used
+    # only when they are the very objects of this launch's governing sources
+    if (not isinstance(hit, tuple) or hit[0] is not gov.projects or hit[1] is not gov.searched
+            or len(hit[2]) != len(gov.own) or any(a is not b for a, b in zip(hit[2], gov.own))):
+        hit = ws.memo[key] = (gov.projects, gov.searched, gov.own, _evaluate(ctx))
+    ev: Evaluation = hit[3]
+    return ev
 
 
 def _evaluate(ctx: LaunchContext) -> Evaluation:
