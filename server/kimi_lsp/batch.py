@@ -40,34 +40,29 @@ _MIN_FILES_PER_WORKER = 50
 
 
 def lint_files(
-    files: list[Path], root: Path, overrides: dict[str, Any], jobs: int | None = None, *, resolved: bool = False
+    files: list[Path], root: Path, overrides: dict[str, Any], jobs: int | None = None
 ) -> tuple[list[Diagnostic], list[str]]:
     """Diagnostics of ``files`` (deduplicated, sorted) and internal engine errors.
 
     ``root`` is the working directory (``Workspace`` root), ``overrides`` the command-line
     settings (select, ignore, sglang_version, target_gpu). ``jobs``: worker processes; None
-    means one per available core, 1 means this process only. ``resolved``: every file is
-    already what ``Workspace.resolve`` makes of it (the CLI's ``collect`` resolved them), so the
-    lint's workspace need not resolve them again.
+    means one per available core, 1 means this process only.
     """
     files = list(files)
     workers = workers_for(jobs, len(files))
     if workers > 1:
         try:
-            return _lint_parallel(files, root, overrides, workers, resolved)
+            return _lint_parallel(files, root, overrides, workers)
         except _PoolUnavailable:
             pass  # no fork (or a worker died): the serial path gives the same answer
-    return lint_serial(files, root, overrides, resolved=resolved)
+    return lint_serial(files, root, overrides)
 
 
-def lint_serial(files: Sequence[Path], root: Path, overrides: dict[str, Any], *,
-                resolved: bool = False) -> tuple[list[Diagnostic], list[str]]:
+def lint_serial(files: Sequence[Path], root: Path, overrides: dict[str, Any]) -> tuple[list[Diagnostic], list[str]]:
     from kimi_lsp.engine import Engine
     from kimi_lsp.workspace import Workspace
 
     engine = Engine(Workspace(Path(root), stable=True), overrides=overrides)
-    if resolved:
-        engine.workspace.know_resolved(files)
     _index(engine, files)
     return lint_with(engine, files), list(engine.errors)
 
@@ -98,7 +93,7 @@ def workers_for(jobs: int | None, n_files: int) -> int:
 
 
 def _lint_parallel(
-    files: list[Path], root: Path, overrides: dict[str, Any], workers: int, resolved: bool = False
+    files: list[Path], root: Path, overrides: dict[str, Any], workers: int
 ) -> tuple[list[Diagnostic], list[str]]:
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
@@ -117,7 +112,7 @@ def _lint_parallel(
         with ProcessPoolExecutor(workers, mp_context=ctx, initializer=_init_worker, initargs=(str(root), overrides)) as pool:
             # biggest chunks first, so no worker is left with a large one at the end
             order = sorted(range(len(chunks)), key=lambda i: -len(chunks[i]))
-            futures = [pool.submit(_lint_chunk, [(j, str(files[j])) for j in chunks[i]], resolved) for i in order]
+            futures = [pool.submit(_lint_chunk, [(j, str(files[j])) for j in chunks[i]]) for i in order]
             for fut in futures:
                 out, refs, errs = fut.result()
                 for j, fo in out:
@@ -202,23 +197,21 @@ def _init_worker(root: str, overrides: dict[str, Any]) -> None:
     _ENGINE = Engine(Workspace(Path(root), stable=True), overrides=overrides)
 
 
-def _lint_chunk(items: list[tuple[int, str]], resolved: bool = False) -> tuple[list[tuple[int, _FileOut]], list[str], list[str]]:
+def _lint_chunk(items: list[tuple[int, str]]) -> tuple[list[tuple[int, _FileOut]], list[str], list[str]]:
     from kimi_lsp.surfaces.model import Entry
 
     engine = _ENGINE
     assert engine is not None, "worker not initialised"
     paths = [Path(p) for _, p in items]
-    if resolved:
-        engine.workspace.know_resolved(paths)
     _index(engine, paths)
     first_error = len(engine.errors)
     out: list[tuple[int, _FileOut]] = []
     for (j, _), path in zip(items, paths, strict=True):
         # the engine's own resolution (its workspace remembers each directory's), once per file
-        real = _engine_resolved(engine, path)
-        treated = real in engine.referenced_configs
+        resolved = _engine_resolved(engine, path)
+        treated = resolved in engine.referenced_configs
         result = engine.lint_file(path)
-        _, surface = engine.read_launches(real)
+        _, surface = engine.read_launches(resolved)
         has_config = surface is not None and any(c.entry is Entry.CONFIG_FILE for c in surface.launches)
         out.append((j, _FileOut(tuple(result.diagnostics), has_config, treated)))
     refs = [str(p) for p in engine.referenced_configs]

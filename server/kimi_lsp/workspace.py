@@ -15,10 +15,6 @@ from pathlib import Path
 from kimi_lsp._record import dataclass
 from kimi_lsp.text import LineIndex
 
-TYPE_CHECKING = False  # typing is not imported at run time (start-up: see _record.py)
-if TYPE_CHECKING:
-    from collections.abc import Iterable
-
 # Launch files and pin files are small; anything bigger is skipped with a diagnostic.
 MAX_FILE_BYTES = 8 * 1024 * 1024
 
@@ -199,13 +195,6 @@ class Workspace:
                 hit = self._real_files[s] = self._resolve_file(s)
             return hit
         return self._resolve_file(s)
-
-    def know_resolved(self, paths: Iterable[Path]) -> None:
-        """``paths`` are their own resolutions (just resolved by this run): a stable workspace
-        answers ``resolve`` for them without asking the file system again."""
-        if self.stable:
-            for p in paths:
-                self._real_files[os.fspath(p)] = p
 
     def _resolve_file(self, s: str) -> Path:
         parent, _, name = s.rpartition("/")

@@ -266,7 +266,7 @@ def run_check(ns: SimpleNamespace) -> int:
             record_touched()
         _freeze_loaded()
         try:
-            diags, run.engine_errors = batch.lint_files(run.files, cwd, run.overrides, jobs=ns.jobs, resolved=True)
+            diags, run.engine_errors = batch.lint_files(run.files, cwd, run.overrides, jobs=ns.jobs)
         finally:
             touched = take_touched()
         if store is not None and not run.engine_errors and not run.errors:
