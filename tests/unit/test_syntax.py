@@ -145,3 +145,35 @@ def test_toml_locator_paths() -> None:
 def test_toml_locator_is_partial_on_text_it_cannot_follow() -> None:
     pos = toml.locate('a = 1\nb = "unterminated\nc = 3\n')
     assert ("a",) in pos.values and ("c",) not in pos.values
+
+
+def test_align_text_is_align_over_the_texts_characters() -> None:
+    """``syntax.yaml._align_text`` (plain and block scalars, a line of the value matched at once)
+    answers as ``_align`` over units that are the text's characters, for any value and text."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from kimi_lsp.syntax.yaml import _align, _align_text
+
+    chars = st.text(alphabet="ab \t\r\n", max_size=40)
+
+    @settings(max_examples=3000, deadline=None)
+    @given(chars, chars, chars, chars)
+    def check(value: str, raw: str, before: str, after: str) -> None:
+        text = before + raw + after  # the text around the scalar may look like its value
+        i, end = len(before), len(before) + len(raw)
+        anchor = end if end > i else 0
+        units = [(text[k], k, k + 1) for k in range(i, end)]
+        got, want = _align_text(value, text, i, end, anchor), _align(value, units, anchor)
+        assert (got.text, list(got.starts), list(got.ends), got.anchor) == (want.text, list(want.starts), list(want.ends), want.anchor)
+
+    check()
+    # a block scalar's lines, as the scan and PyYAML give them
+    from kimi_lsp.syntax import yaml as syntax_yaml
+
+    text = "run: |\n  python -m sglang.launch_server \\\n    --tp 8\n\n  echo done\n"
+    y = syntax_yaml.YamlText(text)
+    (doc,) = syntax_yaml.load(text).docs
+    ((_, value),) = doc.value
+    chars_ = y.scalar_source(value)
+    assert "".join(text[a:b] for a, b in zip(chars_.starts, chars_.ends)) == value.value  # each its own

@@ -4,7 +4,7 @@ from __future__ import annotations
 import enum
 from pathlib import Path
 
-from kimi_lsp._record import dataclass
+from kimi_lsp._record import dataclass, field
 from kimi_lsp.text import Located, Span
 
 
@@ -70,6 +70,17 @@ class PinSource:
     problems: tuple[PinProblem, ...] = ()
     # Files this one includes (-r/-c) that were read as part of it.
     includes: tuple[Path, ...] = ()
+    # ``pins`` by name, made on the first ``pins_for`` (not part of the value: never compared)
+    _by_name: dict[str, tuple[Pin, ...]] | None = field(default=None, init=False, repr=False, compare=False)
 
     def pins_for(self, name: str) -> tuple[Pin, ...]:
-        return tuple(p for p in self.pins if p.name == name)
+        """The pins of ``name`` in file order (asked for every launch: a lock of 200 packages is
+        indexed by name once)."""
+        index = self._by_name
+        if index is None:
+            grouped: dict[str, list[Pin]] = {}
+            for p in self.pins:
+                grouped.setdefault(p.name, []).append(p)
+            index = {k: tuple(v) for k, v in grouped.items()}
+            object.__setattr__(self, "_by_name", index)
+        return index.get(name, ())

@@ -374,7 +374,8 @@ class YamlText:
             if style in ("|", ">"):  # content starts after the header line (|-, >2, | # comment)
                 nl = text.find("\n", start, end)
                 i = end if nl < 0 else nl + 1
-            units = [(text[k], k, k + 1) for k in range(i, end)]
+            # every unit is one character of the text: aligned against the text itself
+            return _align_text(node.value, text, i, end, end if end > i else start)
         anchor = units[-1][2] if units else (start + 1 if style in ('"', "'") else start)
         return _align(node.value, units, anchor)
 
@@ -415,6 +416,51 @@ def _double_quoted_units(text: str, i: int, stop: int) -> list[tuple[str, int, i
         units.append((c, i, i + 1))
         i += 1
     return units
+
+
+def _align_text(value: str, text: str, i: int, end: int, anchor: int) -> ScalarChars:
+    """``_align`` where the units are the characters ``text[i:end]`` themselves (plain and block
+    scalars), without making them: the same answer (tests/unit/test_syntax.py), and a line of
+    the value written as is in the text (a script in a ``run: |`` block) is matched in one
+    comparison instead of character by character."""
+    starts: list[int] = []
+    ends: list[int] = []
+    u = i
+    n = len(value)
+    v = 0
+    while v < n:
+        ch = value[v]
+        if u < end and text[u] == ch:
+            # _align would take this character and every next one that the text repeats at the
+            # very next position: a run up to the value's line end, compared at once
+            stop = value.find("\n", v)
+            stop = n if stop < 0 else stop
+            if stop - v > 1 and text.startswith(value[v:stop], u) and u + (stop - v) <= end:
+                starts.extend(range(u, u + (stop - v)))
+                ends.extend(range(u + 1, u + (stop - v) + 1))
+                u += stop - v
+                v = stop
+                continue
+            starts.append(u)
+            ends.append(u + 1)
+            u += 1
+            v += 1
+            continue
+        k = u
+        while k < end and text[k] != ch and text[k] in " \t\r\n":
+            k += 1
+        if k < end and text[k] == ch:
+            starts.append(k)
+            ends.append(k + 1)
+            u = k + 1
+        else:
+            p = u if u < end else anchor
+            starts.append(p)
+            ends.append(p)
+            if ch in " \t\r\n":
+                u = k  # the blanks walked over were folded into this character
+        v += 1
+    return ScalarChars(value, starts, ends, anchor)
 
 
 def _align(value: str, units: Sequence[tuple[str, int, int]], anchor: int) -> ScalarChars:
