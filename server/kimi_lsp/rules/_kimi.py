@@ -22,6 +22,12 @@ from kimi_lsp.rules._base import LaunchContext
 from kimi_lsp.text import Span
 from kimi_lsp.workspace import touched
 
+TYPE_CHECKING = False  # typing is not imported at run time (start-up: see _record.py)
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from kimi_lsp.workspace import Workspace
+
 # sglang's Kimi-K3 DCP override by release, read in the released wheels
 # (``arg_groups/model_overrides/kimi_k3.py``; the renames in ``serving_hook.py`` are in each
 # release's schema as ``deprecated_values``): no override before 0.5.19; 0.5.19 accepts the
@@ -224,17 +230,28 @@ def _override_evidence(value: object) -> str:
 
 
 def _config_json_arch(ctx: LaunchContext, model: str) -> ModelFacts | None:
+    """The architecture in the model's ``config.json``: beside the launch (or the repository
+    root), else in the local Hugging Face cache."""
     ws = ctx.workspace
+    local = _remembered(ws, ("config-json-local", ctx.launch.command.base_dir, model), lambda: _local_config_arch(ctx, model))
+    if local is not None:
+        return local
+    if not re.fullmatch(r"[\w.-]+/[\w.-]+", model):
+        return None
+    # the hub cache does not depend on where the launch is: once per model and cache settings
+    return _remembered(ws, ("config-json-hub", model, _hub_env(ctx)), lambda: _hub_config_arch(ctx, model))
+
+
+def _remembered(ws: Workspace, key: tuple[object, ...], make: Callable[[], ModelFacts | None]) -> ModelFacts | None:
+    """``make()``, once per ``key`` in one CLI lint (a stable workspace)."""
     if not ws.stable:
-        return _find_config_json_arch(ctx, model)
-    # one CLI lint: the answer for this model from this directory with these hub caches, once
-    key = ("config-json-arch", ctx.launch.command.base_dir, model, _hub_env(ctx))
+        return make()
     if key not in ws.memo:
-        ws.memo[key] = _find_config_json_arch(ctx, model)
+        ws.memo[key] = make()
     return ws.memo[key]  # type: ignore[return-value]  # stored just above
 
 
-def _find_config_json_arch(ctx: LaunchContext, model: str) -> ModelFacts | None:
+def _local_config_arch(ctx: LaunchContext, model: str) -> ModelFacts | None:
     ws = ctx.workspace
     bases = [ctx.launch.command.base_dir, ws.root]
     expanded = os.path.expanduser(model)
@@ -249,21 +266,25 @@ def _find_config_json_arch(ctx: LaunchContext, model: str) -> ModelFacts | None:
             arch = _read_arch(ws.text(cfg))
             if arch is not None:
                 return ModelFacts(arch, f"`{_short(cfg, ws.root)}`", False, model)
-    # a Hugging Face repo id: look in the local hub cache
-    if re.fullmatch(r"[\w.-]+/[\w.-]+", model):
-        for hub in _hub_dirs(ctx):
-            snap = hub / f"models--{model.replace('/', '--')}" / "snapshots"
-            touched(snap)
-            try:
-                snaps = sorted(snap.iterdir()) if snap.is_dir() else []
-            except OSError:
-                snaps = []
-            for s in snaps:
-                cfg = s / "config.json"
-                if ws.exists(cfg):
-                    arch = _read_arch(ws.text(cfg))
-                    if arch is not None:
-                        return ModelFacts(arch, "the Hugging Face cache snapshot's config.json", False, model)
+    return None
+
+
+def _hub_config_arch(ctx: LaunchContext, model: str) -> ModelFacts | None:
+    """A Hugging Face repo id: its snapshots in the local hub cache."""
+    ws = ctx.workspace
+    for hub in _hub_dirs(ctx):
+        snap = hub / f"models--{model.replace('/', '--')}" / "snapshots"
+        touched(snap)
+        try:
+            snaps = sorted(snap.iterdir()) if snap.is_dir() else []
+        except OSError:
+            snaps = []
+        for s in snaps:
+            cfg = s / "config.json"
+            if ws.exists(cfg):
+                arch = _read_arch(ws.text(cfg))
+                if arch is not None:
+                    return ModelFacts(arch, "the Hugging Face cache snapshot's config.json", False, model)
     return None
 
 
