@@ -101,9 +101,11 @@ class _Walker:
             self._script(cast(ScalarNode, node), env)
 
     def _mapping(self, node: MappingNode, env: tuple[EnvVar, ...]) -> None:
-        items = self.y.map_items(node)
+        # the pairs as composed (map_items' nodes, without the spans it would work out for
+        # every key and value: only what a launch is read from needs a span)
+        items = node.value
         by_key: dict[str, Node] = {}
-        for key, _, value, _ in items:
+        for key, value in items:
             if key.id == "scalar":
                 by_key[key.value] = value
         local = env + tuple(self._env(by_key))
@@ -114,7 +116,7 @@ class _Walker:
         skip_run = (
             shell is not None and isinstance(shell, ScalarNode) and shell.value and not _SHELL_NAMES.search(shell.value)
         )  # GitHub `shell: python` runs the step as Python
-        for key, _, value, _ in items:
+        for key, value in items:
             name = key.value if key.id == "scalar" else None
             if id(value) in consumed or name in _ENV_KEYS or (skip_run and name == "run"):
                 continue
