@@ -73,6 +73,9 @@ class Engine:
         self._overrides_win = overrides_win
         self._rules = tuple(rules) if rules is not None else LAUNCH_RULES
         self._settings_cache: dict[Path, Settings] = {}
+        # one Settings per configuration file (None: none found), shared by its directories: the
+        # enabled rules are worked out once per Settings object, not once per directory
+        self._settings_by_file: dict[Path | None, Settings] = {}
         self._config_cache: dict[Path, tuple[ConfigFile | None, SurfaceResult | None]] = {}
         self._surface_cache: dict[Path, tuple[SourceText, SurfaceResult]] = {}
         self._rules_for: dict[int, tuple[Settings, tuple[Rule, ...]]] = {}  # id(settings) -> enabled rules
@@ -89,9 +92,11 @@ class Engine:
         if hit is None:
             root = self.workspace.repo_root(d, None)
             cfg = find_config_file(d, self.workspace, stop=root)
-            overrides = self._overrides if (cfg is None or self._overrides_win) else None
-            hit = load_settings(cfg, self.workspace, overrides or None)
-            self._settings_cache[d] = hit
+            shared = self._settings_by_file.get(cfg)
+            if shared is None:
+                overrides = self._overrides if (cfg is None or self._overrides_win) else None
+                shared = self._settings_by_file[cfg] = load_settings(cfg, self.workspace, overrides or None)
+            hit = self._settings_cache[d] = shared
         return hit
 
     def _resolve(self, path: Path) -> Path:
@@ -112,6 +117,7 @@ class Engine:
         self._rules_for.clear()
         if path is None:
             self._settings_cache.clear()
+            self._settings_by_file.clear()
             self._config_cache.clear()
             self._surface_cache.clear()
             discovery.clear_cache(self.workspace)
@@ -121,6 +127,7 @@ class Engine:
         self._config_cache.pop(path, None)
         if path.name in ("pyproject.toml", "kimi-lsp.toml", ".kimi-lsp.toml"):
             self._settings_cache.clear()
+            self._settings_by_file.clear()
         # discovery re-checks its cached pin files against the workspace's reads itself
 
     # -- schema --------------------------------------------------------------------------
