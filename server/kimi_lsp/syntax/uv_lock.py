@@ -181,13 +181,10 @@ def scan(text: str) -> UvLock | None:
         if c == "[" and match_package is not None and top_rank <= 5:
             m = match_package(text, pos)
             if m is not None:  # as the block loop reads it: the header, then each key once
-                if in_package:
-                    if not name:
-                        return None
-                    packages.append(UvPackage(name, name_kv, name_content, version, version_kv, markers, has_artifacts))
+                if not _next_package(packages, table_keys, in_package, name, name_kv, name_content, version,
+                                     version_kv, markers, has_artifacts):
+                    return None
                 in_package = True
-                for sub in _PACKAGE_TABLES:
-                    table_keys.pop(sub, None)
                 sub_rank = 0
                 top_rank = 5
                 table = "package"
@@ -262,13 +259,10 @@ def scan(text: str) -> UvLock | None:
             if rank is None or rank < top_rank:
                 return None
             if got == "package":
-                if in_package:
-                    if not name:
-                        return None
-                    packages.append(UvPackage(name, name_kv, name_content, version, version_kv, markers, has_artifacts))
+                if not _next_package(packages, table_keys, in_package, name, name_kv, name_content, version,
+                                     version_kv, markers, has_artifacts):
+                    return None
                 in_package = True
-                for sub in _PACKAGE_TABLES:
-                    table_keys.pop(sub, None)
                 name = version = None
                 version_kv = None
                 markers = None
@@ -299,6 +293,20 @@ def scan(text: str) -> UvLock | None:
             return None
         packages.append(UvPackage(name, name_kv, name_content, version, version_kv, markers, has_artifacts))
     return UvLock("version" in table_keys[""], tuple(packages))
+
+
+def _next_package(packages: list[UvPackage], table_keys: dict[str, set[str]], in_package: bool, name: str | None,
+                  name_kv: Span, name_content: Span, version: str | None, version_kv: Span | None,
+                  markers: tuple[str, ...] | None, has_artifacts: bool) -> bool:
+    """A new [[package]] begins: the one before it is done (False when it had no name: not uv's
+    shape), and the sub-tables it defined may be defined again."""
+    if in_package:
+        if not name:
+            return False
+        packages.append(UvPackage(name, name_kv, name_content, version, version_kv, markers, has_artifacts))
+    for sub in _PACKAGE_TABLES:
+        table_keys.pop(sub, None)
+    return True
 
 
 def _parent_defines(table_keys: dict[str, set[str]], table: str) -> bool:
