@@ -225,6 +225,15 @@ def own_sglang_source(launch: Path, workspace: Workspace) -> str | None:
     root = workspace.repo_root(launch.parent, workspace.root)
     if root is None:
         return None
+    if not workspace.stable:
+        return _own_sglang_source(root, workspace)
+    key = ("own-sglang-source", root)  # one CLI lint: once per repository, not per launch
+    if key not in workspace.memo:
+        workspace.memo[key] = _own_sglang_source(root, workspace)
+    return workspace.memo[key]  # type: ignore[return-value]  # stored just above
+
+
+def _own_sglang_source(root: Path, workspace: Workspace) -> str | None:
     for rel in _FORK_MARKERS:
         if workspace.exists(root / rel):
             return rel

@@ -75,7 +75,12 @@ _TOOL_LOCK = {"uv": PinFormat.UV_LOCK, "poetry": PinFormat.POETRY_LOCK, "pdm": P
 
 def pin_format(path: Path) -> PinFormat | None:
     """The ``PinSource.format`` a pin file of this name has; None when it is no pin file."""
-    name = path.name
+    return name_format(path.name, path.parent.name == "requirements")
+
+
+def name_format(name: str, in_requirements_dir: bool) -> PinFormat | None:
+    """``pin_format`` from the file's name and whether its directory is named ``requirements``
+    (no Path to make for each entry of a directory listing)."""
     if name in _EXACT:
         return _EXACT[name]
     if _PYLOCK_RE.match(name):
@@ -88,7 +93,7 @@ def pin_format(path: Path) -> PinFormat | None:
         return PinFormat.CONSTRAINTS
     if lower.startswith("requirements") and lower.endswith(_REQ_SUFFIXES):
         return PinFormat.REQUIREMENTS
-    if path.parent.name == "requirements" and lower.endswith(_REQ_SUFFIXES):
+    if in_requirements_dir and lower.endswith(_REQ_SUFFIXES):
         return PinFormat.REQUIREMENTS
     return None
 
@@ -265,7 +270,8 @@ def _dir_pin_files(d: Path, workspace: Workspace) -> tuple[Path, ...]:
                 names = sorted(e.name for e in it if not _is_dir(e))
         except OSError:
             continue
-        found.extend(folder / n for n in names if pin_format(folder / n) is not None)
+        in_req = folder.name == "requirements"
+        found.extend(folder / n for n in names if name_format(n, in_req) is not None)
     result = tuple(found)
     cache.dirs[d] = (stamp, result)
     return result
