@@ -122,13 +122,8 @@ def _glob_match(rel: str, glob: str) -> bool:
 
 def find_config_file(start: Path, workspace: Workspace, stop: Path | None = None) -> Path | None:
     touched(start)
-    if workspace.stable:  # one CLI lint: the answer per directory (see Workspace.stable)
-        key = ("settings-file", start, stop)
-        memo = workspace.memo
-        if key not in memo:
-            memo[key] = _find_config_file(start, workspace, stop)
-        return memo[key]  # type: ignore[return-value]  # stored just above
-    return _find_config_file(start, workspace, stop)
+    # one CLI lint: the answer per directory (see Workspace.stable)
+    return workspace.remembered(("settings-file", start, stop), lambda: _find_config_file(start, workspace, stop))
 
 
 def _find_config_file(start: Path, workspace: Workspace, stop: Path | None) -> Path | None:
@@ -144,15 +139,25 @@ def _find_config_file(start: Path, workspace: Workspace, stop: Path | None) -> P
 
 def _config_at_or_above(d: Path, workspace: Workspace, stop: Path | None) -> Path | None:
     """The stable workspace's walk: each directory's answer remembered, so a new directory asks
-    only about itself and takes its parent's answer."""
-    key = ("settings-file-at", d, stop)
+    only about itself and the ones above it up to the first it already knows (a loop, not
+    recursion: a tree may be deeper than Python's stack)."""
     memo = workspace.memo
-    if key not in memo:
-        found = _config_in(d, workspace)
-        if found is None and not (stop is not None and d == stop) and d.parent != d:
-            found = _config_at_or_above(d.parent, workspace, stop)
+    asked: list[tuple[object, ...]] = []
+    key: tuple[object, ...]
+    cur = d
+    while True:
+        key = ("settings-file-at", cur, stop)
+        if key in memo:
+            found: Path | None = memo[key]  # type: ignore[assignment]  # stored below
+            break
+        asked.append(key)
+        found = _config_in(cur, workspace)
+        if found is not None or (stop is not None and cur == stop) or cur.parent == cur:
+            break
+        cur = cur.parent
+    for key in asked:  # every directory on the way has the answer found above it
         memo[key] = found
-    return memo[key]  # type: ignore[return-value]  # stored just above
+    return found
 
 
 def _config_in(cur: Path, workspace: Workspace) -> Path | None:

@@ -147,12 +147,8 @@ def sglang_args_patch(launch: Path, workspace: Workspace) -> str | None:
     root = workspace.repo_root(launch.parent, workspace.root)
     if root is None:
         return None
-    if not workspace.stable:
-        return _args_patch(root, workspace)
-    key = ("sglang-args-patch", root)  # one CLI lint: once per repository, not per launch
-    if key not in workspace.memo:
-        workspace.memo[key] = _args_patch(root, workspace)
-    return workspace.memo[key]  # type: ignore[return-value]  # stored just above
+    # one CLI lint: once per repository, not per launch
+    return workspace.remembered(("sglang-args-patch", root), lambda: _args_patch(root, workspace))
 
 
 def _args_patch(root: Path, workspace: Workspace) -> str | None:
@@ -225,12 +221,8 @@ def own_sglang_source(launch: Path, workspace: Workspace) -> str | None:
     root = workspace.repo_root(launch.parent, workspace.root)
     if root is None:
         return None
-    if not workspace.stable:
-        return _own_sglang_source(root, workspace)
-    key = ("own-sglang-source", root)  # one CLI lint: once per repository, not per launch
-    if key not in workspace.memo:
-        workspace.memo[key] = _own_sglang_source(root, workspace)
-    return workspace.memo[key]  # type: ignore[return-value]  # stored just above
+    # one CLI lint: once per repository, not per launch
+    return workspace.remembered(("own-sglang-source", root), lambda: _own_sglang_source(root, workspace))
 
 
 def _own_sglang_source(root: Path, workspace: Workspace) -> str | None:
@@ -415,18 +407,12 @@ def doc_hints(launch: Path, workspace: Workspace) -> tuple[tuple[str, ...], Loca
     directory, as images of sglang or ``sglang==X`` pins, with the first place and what it is;
     None when no document there names a shipped release."""
     d = launch.parent
-    if not workspace.stable:
-        return _doc_hints(d, launch.name, workspace)
     # One CLI lint: once per directory (and per launch that is itself one of its documents).
-    if ("doc-names", d) not in workspace.memo:
-        workspace.memo[("doc-names", d)] = _doc_names(d)
-    names = workspace.memo[("doc-names", d)]
-    if names is None:
+    listed = workspace.remembered(("doc-names", d), lambda: _doc_names(d))
+    if listed is None:
         return None  # not listable
-    key = ("doc-hints", d, launch.name if launch.name in names else "")  # type: ignore[operator]
-    if key not in workspace.memo:
-        workspace.memo[key] = _doc_hints(d, launch.name, workspace)
-    return workspace.memo[key]  # type: ignore[return-value]  # stored just above
+    own = launch.name if launch.name in listed else ""
+    return workspace.remembered(("doc-hints", d, own), lambda: _doc_hints(d, listed, own, workspace))
 
 
 def _doc_names(d: Path) -> tuple[str, ...] | None:
@@ -437,13 +423,11 @@ def _doc_names(d: Path) -> tuple[str, ...] | None:
         return None
 
 
-def _doc_hints(d: Path, own_name: str, workspace: Workspace) -> tuple[tuple[str, ...], Location, str] | None:
+def _doc_hints(d: Path, listed: tuple[str, ...], own_name: str, workspace: Workspace
+               ) -> tuple[tuple[str, ...], Location, str] | None:
     from kimi_lsp.knowledge.schema import shipped_versions
     from kimi_lsp.workspace import touched
 
-    listed = _doc_names(d)
-    if listed is None:
-        return None
     names = [n for n in listed if n != own_name]
     touched(d)  # a README added later changes the answer: the cache must see it
     shipped = set(shipped_versions())

@@ -15,6 +15,13 @@ from pathlib import Path
 from kimi_lsp._record import dataclass
 from kimi_lsp.text import LineIndex
 
+TYPE_CHECKING = False  # typing is not imported at run time (start-up: see _record.py)
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import TypeVar
+
+    _T = TypeVar("_T")
+
 # Launch files and pin files are small; anything bigger is skipped with a diagnostic.
 MAX_FILE_BYTES = 8 * 1024 * 1024
 
@@ -203,14 +210,23 @@ class Workspace:
 
     def _real_dir(self, d: str) -> str:
         """``realpath`` of the absolute, normal directory ``d`` ("" is the root), each directory's
-        answer remembered: a directory below a resolved one costs one lstat of its own."""
-        hit = self._real_dirs.get(d)
-        if hit is None:
-            parent, _, name = d.rpartition("/")
-            child = self._real_child(self._real_dir(parent), name) if d else "/"
+        answer remembered: a directory below a resolved one costs one lstat of its own. (A loop
+        up to the nearest known directory, then down: a tree may be deeper than Python's stack.)"""
+        real_dirs = self._real_dirs
+        below: list[str] = []
+        cur = d
+        while cur not in real_dirs:
+            if not cur:
+                real_dirs[""] = "/"
+                break
+            below.append(cur)
+            cur = cur.rpartition("/")[0]
+        real = real_dirs[cur]
+        for c in reversed(below):
+            child = self._real_child(real, c.rpartition("/")[2])
             # a link: Path.resolve follows it (and raises on a loop, as the caller expects)
-            hit = self._real_dirs[d] = str(Path(d).resolve()) if child is None else child
-        return hit
+            real = real_dirs[c] = str(Path(c).resolve()) if child is None else child
+        return real
 
     @staticmethod
     def _real_child(real_parent: str, name: str) -> str | None:
@@ -227,16 +243,8 @@ class Workspace:
     def repo_root(self, start: Path, fallback: Path | None = None) -> Path:
         """``find_repo_root``, remembered per directory until ``invalidate`` (a lint asks for
         the repository of every launch file, and of the pins beside it)."""
-        cur: Path
-        if self.stable:  # a lint asks this for every launch and pin file: one stat per path
-            key = ("dir-of", start)
-            known = self.memo.get(key)
-            if isinstance(known, Path):
-                cur = known
-            else:
-                cur = self.memo[key] = start if start.is_dir() else start.parent
-        else:
-            cur = start if start.is_dir() else start.parent
+        # a lint asks this for every launch and pin file: one stat per path
+        cur = self.remembered(("dir-of", start), lambda: start if start.is_dir() else start.parent)
         hit = self._roots.get(cur)
         if hit is None:
             hit = self._find_repo(cur)
@@ -250,24 +258,40 @@ class Workspace:
 
     def _find_repo(self, cur: Path) -> tuple[Path | None, tuple[str, ...]]:
         """``_find_repo``, from the remembered answer of the nearest directory above (each new
-        directory costs one probe, not one per level up to the repository)."""
-        git = cur / ".git"
-        probed(git)
-        if git.exists():
-            hit: tuple[Path | None, tuple[str, ...]] = (cur, (str(git),))
-        else:
-            parent = cur.parent
-            if parent == cur:
-                hit = (None, (str(git),))
-            else:
-                above = self._roots.get(parent)
-                if above is None:
-                    above = self._find_repo(parent)
-                elif _probed is not None:
-                    _probed.update(above[1])
-                hit = (above[0], (str(git), *above[1]))
-        self._roots[cur] = hit
-        return hit
+        directory costs one probe, not one per level up to the repository; a loop, not
+        recursion: a tree may be deeper than Python's stack)."""
+        below: list[tuple[Path, str]] = []
+        d = cur
+        while True:
+            known = self._roots.get(d)
+            if known is not None:
+                if _probed is not None:
+                    _probed.update(known[1])
+                break
+            git = d / ".git"
+            probed(git)
+            if git.exists():
+                known = self._roots[d] = (d, (str(git),))
+                break
+            below.append((d, str(git)))
+            if d.parent == d:
+                known = (None, ())  # above the root: nothing found, nothing probed
+                break
+            d = d.parent
+        found, probes = known
+        for d, git_path in reversed(below):
+            probes = (git_path, *probes)
+            self._roots[d] = (found, probes)
+        return self._roots[cur]
+
+    def remembered(self, key: tuple[object, ...], make: Callable[[], _T]) -> _T:
+        """``make()``; in a stable workspace (one CLI lint) once per ``key``, kept in ``memo``."""
+        if not self.stable:
+            return make()
+        memo = self.memo
+        if key not in memo:
+            memo[key] = make()
+        return memo[key]  # type: ignore[return-value]  # what make() returned for this key
 
     def text(self, path: Path) -> str | None:
         r = self.read(path)

@@ -398,6 +398,24 @@ def remove_deep(top: Path) -> None:
     subprocess.run(["rm", "-rf", str(top)], check=True)
 
 
+def test_a_tree_deeper_than_pythons_stack_is_checked(repo: Path) -> None:
+    """Walks up the directory tree (repository root, settings file, resolution) are loops, not
+    recursion: a launch 1,500 directories down (deeper than the default recursion limit of
+    1,000) is checked like any other, with the project's pin governing it."""
+    import subprocess
+
+    deep = repo.joinpath(*["d"] * 1500)
+    subprocess.run(["mkdir", "-p", str(deep)], check=True)  # (Path.mkdir recurses once per level)
+    (repo / "requirements.txt").write_text(OLD_PIN, "utf-8")
+    (deep / "k3.yaml").write_text(K3, "utf-8")
+    try:
+        rc, out, err, _ = kimi(repo, "--check", "-q", str(deep / "k3.yaml"), timeout=60)
+    finally:
+        remove_deep(repo / "d")
+    assert "Traceback" not in err and rc == 1, err[-2000:]
+    assert ":4:1: KL101" in out, out[-500:]
+
+
 # -- 10. smaller -------------------------------------------------------------------------------
 
 

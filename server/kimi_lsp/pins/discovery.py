@@ -312,16 +312,9 @@ def _bound(start: Path, repo_root: Path, workspace: Workspace) -> Path:
 
 
 def _project(d: Path, workspace: Workspace, bound: Path) -> Project | None:
-    if not workspace.stable:
-        return _read_project(d, workspace, bound)
     # one CLI lint: every launch file below ``d`` asks for the same project (and the walk up
     # from each asks for every directory above it)
-    key = ("project", d, bound)
-    memo = workspace.memo
-    if key in memo:
-        return memo[key]  # type: ignore[return-value]  # stored just below
-    found = memo[key] = _read_project(d, workspace, bound)
-    return found
+    return workspace.remembered(("project", d, bound), lambda: _read_project(d, workspace, bound))
 
 
 def _read_project(d: Path, workspace: Workspace, bound: Path) -> Project | None:
@@ -448,14 +441,8 @@ def discover(launch_path: Path, workspace: Workspace, repo_root: Path, *, own_ki
     launch_path = _norm(launch_path)
     start = launch_path.parent
     own = _own_pins(launch_path, own_kind, workspace) if own_kind else ()
-    if workspace.stable:  # one CLI lint: every launch in a directory has the same projects
-        key = ("governing-dirs", start, repo_root)
-        hit = workspace.memo.get(key)
-        if hit is None:
-            hit = workspace.memo[key] = _projects(start, repo_root, workspace)
-        projects, dirs = hit  # type: ignore[misc]  # stored just above
-    else:
-        projects, dirs = _projects(start, repo_root, workspace)
+    # one CLI lint: every launch in a directory has the same projects
+    projects, dirs = workspace.remembered(("governing-dirs", start, repo_root), lambda: _projects(start, repo_root, workspace))
     return Governing(own, projects, dirs)
 
 

@@ -22,12 +22,6 @@ from kimi_lsp.rules._base import LaunchContext
 from kimi_lsp.text import Span
 from kimi_lsp.workspace import touched
 
-TYPE_CHECKING = False  # typing is not imported at run time (start-up: see _record.py)
-if TYPE_CHECKING:
-    from collections.abc import Callable
-
-    from kimi_lsp.workspace import Workspace
-
 # sglang's Kimi-K3 DCP override by release, read in the released wheels
 # (``arg_groups/model_overrides/kimi_k3.py``; the renames in ``serving_hook.py`` are in each
 # release's schema as ``deprecated_values``): no override before 0.5.19; 0.5.19 accepts the
@@ -233,22 +227,13 @@ def _config_json_arch(ctx: LaunchContext, model: str) -> ModelFacts | None:
     """The architecture in the model's ``config.json``: beside the launch (or the repository
     root), else in the local Hugging Face cache."""
     ws = ctx.workspace
-    local = _remembered(ws, ("config-json-local", ctx.launch.command.base_dir, model), lambda: _local_config_arch(ctx, model))
+    local = ws.remembered(("config-json-local", ctx.launch.command.base_dir, model), lambda: _local_config_arch(ctx, model))
     if local is not None:
         return local
     if not re.fullmatch(r"[\w.-]+/[\w.-]+", model):
         return None
     # the hub cache does not depend on where the launch is: once per model and cache settings
-    return _remembered(ws, ("config-json-hub", model, _hub_env(ctx)), lambda: _hub_config_arch(ctx, model))
-
-
-def _remembered(ws: Workspace, key: tuple[object, ...], make: Callable[[], ModelFacts | None]) -> ModelFacts | None:
-    """``make()``, once per ``key`` in one CLI lint (a stable workspace)."""
-    if not ws.stable:
-        return make()
-    if key not in ws.memo:
-        ws.memo[key] = make()
-    return ws.memo[key]  # type: ignore[return-value]  # stored just above
+    return ws.remembered(("config-json-hub", model, _hub_env(ctx)), lambda: _hub_config_arch(ctx, model))
 
 
 def _local_config_arch(ctx: LaunchContext, model: str) -> ModelFacts | None:
