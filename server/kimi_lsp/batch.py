@@ -30,6 +30,7 @@ if TYPE_CHECKING:  # the engine is imported where it is used: `--check` on one f
 
     from kimi_lsp.diagnostics import Diagnostic
     from kimi_lsp.engine import Engine
+    from kimi_lsp.workspace import Resolutions, Workspace
 
 # Below this many files a pool costs more (fork + pickling + one pin read per worker) than it saves.
 PARALLEL_MIN_FILES = 200
@@ -40,29 +41,36 @@ _MIN_FILES_PER_WORKER = 50
 
 
 def lint_files(
-    files: list[Path], root: Path, overrides: dict[str, Any], jobs: int | None = None
+    files: list[Path], root: Path, overrides: dict[str, Any], jobs: int | None = None,
+    resolved: Resolutions | None = None,
 ) -> tuple[list[Diagnostic], list[str]]:
     """Diagnostics of ``files`` (deduplicated, sorted) and internal engine errors.
 
     ``root`` is the working directory (``Workspace`` root), ``overrides`` the command-line
     settings (select, ignore, sglang_version, target_gpu). ``jobs``: worker processes; None
-    means one per available core, 1 means this process only.
+    means one per available core, 1 means this process only. ``resolved``: the realpaths the
+    workspace that collected ``files`` worked out (``Workspace.resolutions``), not asked again.
     """
     files = list(files)
+    if len(files) >= PARALLEL_MIN_FILES:
+        from kimi_lsp import _imports
+
+        _imports.end_direct_imports()  # start-up is behind; the per-call hook would cost more
     workers = workers_for(jobs, len(files))
     if workers > 1:
         try:
-            return _lint_parallel(files, root, overrides, workers)
+            return _lint_parallel(files, root, overrides, workers, resolved)
         except _PoolUnavailable:
             pass  # no fork (or a worker died): the serial path gives the same answer
-    return lint_serial(files, root, overrides)
+    return lint_serial(files, root, overrides, resolved)
 
 
-def lint_serial(files: Sequence[Path], root: Path, overrides: dict[str, Any]) -> tuple[list[Diagnostic], list[str]]:
+def lint_serial(
+    files: Sequence[Path], root: Path, overrides: dict[str, Any], resolved: Resolutions | None = None
+) -> tuple[list[Diagnostic], list[str]]:
     from kimi_lsp.engine import Engine
-    from kimi_lsp.workspace import Workspace
 
-    engine = Engine(Workspace(Path(root), stable=True), overrides=overrides)
+    engine = Engine(_workspace(root, resolved), overrides=overrides)
     _index(engine, files)
     return lint_with(engine, files), list(engine.errors)
 
@@ -93,7 +101,7 @@ def workers_for(jobs: int | None, n_files: int) -> int:
 
 
 def _lint_parallel(
-    files: list[Path], root: Path, overrides: dict[str, Any], workers: int
+    files: list[Path], root: Path, overrides: dict[str, Any], workers: int, resolved: Resolutions | None
 ) -> tuple[list[Diagnostic], list[str]]:
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
@@ -109,7 +117,7 @@ def _lint_parallel(
     errors: list[str] = []
     referenced: set[Path] = set()
     try:
-        with ProcessPoolExecutor(workers, mp_context=ctx, initializer=_init_worker, initargs=(str(root), overrides)) as pool:
+        with ProcessPoolExecutor(workers, mp_context=ctx, initializer=_init_worker, initargs=(str(root), overrides, resolved)) as pool:
             # biggest chunks first, so no worker is left with a large one at the end
             order = sorted(range(len(chunks)), key=lambda i: -len(chunks[i]))
             futures = [pool.submit(_lint_chunk, [(j, str(files[j])) for j in chunks[i]]) for i in order]
@@ -129,9 +137,8 @@ def _lint_parallel(
     ]
     if redo:
         from kimi_lsp.engine import Engine
-        from kimi_lsp.workspace import Workspace
 
-        engine = Engine(Workspace(Path(root), stable=True), overrides=overrides)
+        engine = Engine(_workspace(root, resolved), overrides=overrides)
         engine.referenced_configs.update(referenced)
         for j in sorted(redo):
             results[j] = _FileOut(tuple(engine.lint_file(files[j]).diagnostics), True, True)
@@ -189,12 +196,21 @@ def _warm(overrides: dict[str, Any]) -> None:
         pass
 
 
-def _init_worker(root: str, overrides: dict[str, Any]) -> None:
+def _init_worker(root: str, overrides: dict[str, Any], resolved: Resolutions | None = None) -> None:
     global _ENGINE
     from kimi_lsp.engine import Engine
+
+    _ENGINE = Engine(_workspace(root, resolved), overrides=overrides)
+
+
+def _workspace(root: Path | str, resolved: Resolutions | None) -> Workspace:
+    """A CLI lint's workspace (stable), starting from the collecting workspace's realpaths."""
     from kimi_lsp.workspace import Workspace
 
-    _ENGINE = Engine(Workspace(Path(root), stable=True), overrides=overrides)
+    ws = Workspace(Path(root), stable=True)
+    if resolved is not None:
+        ws.adopt(resolved)
+    return ws
 
 
 def _lint_chunk(items: list[tuple[int, str]]) -> tuple[list[tuple[int, _FileOut]], list[str], list[str]]:

@@ -127,7 +127,7 @@ def find_config_file(start: Path, workspace: Workspace, stop: Path | None = None
 
 
 def _find_config_file(start: Path, workspace: Workspace, stop: Path | None) -> Path | None:
-    d = start if start.is_dir() else start.parent
+    d = start if workspace.is_dir(start) else start.parent
     if not workspace.stable:
         for cur in (d, *d.parents):
             found = _config_in(cur, workspace)

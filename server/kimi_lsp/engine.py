@@ -392,7 +392,7 @@ class Engine:
         if path is None or path.suffix.lower() not in (".yaml", ".yml") or not self.workspace.exists(path):
             return None, []  # reported by the config rules (missing file, non-YAML)
         touched(path)
-        path = path.resolve()
+        path = self.workspace.resolve(path)
         if not self._inside_repository(cmd, path):
             # A launch may name any file, but a linter that reads it would echo another
             # repository's (or the system's) text into diagnostics and CI annotations. The config

@@ -408,19 +408,21 @@ def doc_hints(launch: Path, workspace: Workspace) -> tuple[tuple[str, ...], Loca
     None when no document there names a shipped release."""
     d = launch.parent
     # One CLI lint: once per directory (and per launch that is itself one of its documents).
-    listed = workspace.remembered(("doc-names", d), lambda: _doc_names(d))
+    listed = workspace.remembered(("doc-names", d), lambda: _doc_names(d, workspace))
     if listed is None:
         return None  # not listable
     own = launch.name if launch.name in listed else ""
     return workspace.remembered(("doc-hints", d, own), lambda: _doc_hints(d, listed, own, workspace))
 
 
-def _doc_names(d: Path) -> tuple[str, ...] | None:
+def _doc_names(d: Path, workspace: Workspace) -> tuple[str, ...] | None:
     """The documents in ``d`` (sorted), None when it cannot be listed."""
-    try:
-        return tuple(sorted(n for n in os.listdir(d) if re.match(_DOC_NAMES, n)))
-    except OSError:
+    from kimi_lsp.workspace import ABSENT
+
+    entries = workspace.listing(str(d))
+    if entries is None or entries is ABSENT:
         return None
+    return tuple(sorted(n for n in entries if re.match(_DOC_NAMES, n)))
 
 
 def _doc_hints(d: Path, listed: tuple[str, ...], own_name: str, workspace: Workspace

@@ -9,6 +9,7 @@ from __future__ import annotations
 import codecs
 import os
 import stat
+import sys
 from functools import cached_property
 from pathlib import Path
 
@@ -17,7 +18,7 @@ from kimi_lsp.text import LineIndex
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up: see _record.py)
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterable
     from typing import TypeVar
 
     _T = TypeVar("_T")
@@ -108,6 +109,15 @@ def probed(path: object) -> None:
         _probed.add(str(path))
 
 
+@dataclass(frozen=True, slots=True)
+class Resolutions:
+    """Realpaths one workspace worked out (``Workspace.resolutions``): directories' as strings,
+    files' as the ``Path`` its ``resolve`` returned."""
+
+    dirs: dict[str, str]
+    files: dict[str, Path]
+
+
 class Workspace:
     """File access for one lint run (CLI) or one server session (LSP).
 
@@ -130,6 +140,7 @@ class Workspace:
         self._roots: dict[Path, tuple[Path | None, tuple[str, ...]]] = {}
         self._real_dirs: dict[str, str] = {}  # directory -> its realpath
         self._real_files: dict[str, Path] = {}  # path -> resolve(path), in a stable workspace
+        self._listings: dict[str, dict[str, os.DirEntry[str]] | None] = {}  # dir -> entries, when stable
         for p, t in (overlays or {}).items():
             self.set_overlay(p, t)
 
@@ -150,6 +161,7 @@ class Workspace:
         self._roots.clear()  # a new or removed .git anywhere: cheap to recompute
         self._real_dirs.clear()
         self._real_files.clear()
+        self._listings.clear()
         self.memo.clear()
         if path is None:
             self._cache.clear()
@@ -162,12 +174,61 @@ class Workspace:
         if _touched is not None:
             _touched.add(str(path))
         if self.stable:
-            key = ("exists", path)
-            hit = self.memo.get(key)
-            if hit is None:
-                hit = self.memo[key] = path in self._overlays or path.is_file()
-            return hit is True
+            return path in self._overlays or self._listed_file(str(path))
         return path in self._overlays or path.is_file()
+
+    def _listed_file(self, s: str) -> bool:
+        """``Path(s).is_file()`` (``s`` absolute and normal), answered from its directory's
+        listing: a lint probes the same few names (settings files, ``.git``, pin files) in every
+        directory it meets, and one listing answers them all. A name the listing lacks is asked
+        of the filesystem itself where names may match in another case."""
+        parent, _, name = s.rpartition("/")
+        entries = self.listing(parent or "/")
+        entry = None if entries is None else entries.get(name)
+        if entry is None:
+            return (entries is None or _FOLDS_CASE) and os.path.isfile(s)
+        try:
+            return entry.is_file()  # follows a link, as Path.is_file does
+        except OSError:
+            return False
+
+    def _listed_exists(self, s: str) -> bool:
+        """``os.path.exists(s)`` from the listing of its directory (see ``_listed_file``)."""
+        parent, _, name = s.rpartition("/")
+        entries = self.listing(parent or "/")
+        entry = None if entries is None else entries.get(name)
+        if entry is None:
+            return (entries is None or _FOLDS_CASE) and os.path.exists(s)
+        return not entry.is_symlink() or os.path.exists(s)
+
+    def is_dir(self, path: Path) -> bool:
+        """``path.is_dir()``; in a stable workspace from its parent's listing (``_listed_file``)."""
+        if not self.stable:
+            return path.is_dir()
+        s = str(path)
+        parent, _, name = s.rpartition("/")
+        if s[:1] != "/" or name in ("", ".", ".."):
+            return path.is_dir()  # the root, a path not absolute, or not normal
+        entries = self.listing(parent or "/")
+        entry = None if entries is None else entries.get(name)
+        if entry is None:
+            return (entries is None or _FOLDS_CASE) and os.path.isdir(s)
+        try:
+            return entry.is_dir()  # follows a link, as Path.is_dir does
+        except OSError:
+            return False
+
+    def listing(self, d: str) -> dict[str, os.DirEntry[str]] | None:
+        """The entries of directory ``d`` (absolute, normal) by name: ``ABSENT`` (empty) when
+        there is no such directory, None when it cannot be listed. A stable workspace lists each directory once (nothing is taken to change during
+        one CLI lint); another lists it on every call."""
+        if not self.stable:
+            return _list_dir(d)
+        try:
+            return self._listings[d]
+        except KeyError:
+            found = self._listings[d] = _list_dir(d)
+            return found
 
     def read(self, path: Path) -> SourceText | ReadFailure:
         """Decoded text of ``path``; cached until ``invalidate``."""
@@ -202,6 +263,18 @@ class Workspace:
                 hit = self._real_files[s] = self._resolve_file(s)
             return hit
         return self._resolve_file(s)
+
+    def resolutions(self, files: Iterable[Path] = ()) -> Resolutions:
+        """What this workspace has resolved (each directory's realpath) and ``files``, answers
+        of its ``resolve``, for another workspace of the same tree to start from (``adopt``):
+        the engine's, linting what the command line's workspace collected."""
+        return Resolutions(dict(self._real_dirs), {str(f): f for f in files})
+
+    def adopt(self, known: Resolutions) -> None:
+        """Start from another workspace's ``resolutions`` (taken within the same CLI run)."""
+        self._real_dirs.update(known.dirs)
+        if self.stable:
+            self._real_files.update(known.files)
 
     def _resolve_file(self, s: str) -> Path:
         parent, _, name = s.rpartition("/")
@@ -244,7 +317,7 @@ class Workspace:
         """``find_repo_root``, remembered per directory until ``invalidate`` (a lint asks for
         the repository of every launch file, and of the pins beside it)."""
         # a lint asks this for every launch and pin file: one stat per path
-        cur = self.remembered(("dir-of", start), lambda: start if start.is_dir() else start.parent)
+        cur = self.remembered(("dir-of", start), lambda: start if self.is_dir(start) else start.parent)
         hit = self._roots.get(cur)
         if hit is None:
             hit = self._find_repo(cur)
@@ -270,7 +343,7 @@ class Workspace:
                 break
             git = d / ".git"
             probed(git)
-            if git.exists():
+            if self._listed_exists(str(git)) if self.stable else git.exists():
                 known = self._roots[d] = (d, (str(git),))
                 break
             below.append((d, str(git)))
@@ -296,6 +369,25 @@ class Workspace:
     def text(self, path: Path) -> str | None:
         r = self.read(path)
         return r.text if isinstance(r, SourceText) else None
+
+
+# Whether the filesystem may hold a name in another case (macOS, Windows): a listing that lacks
+# a name then does not prove the file missing.
+_FOLDS_CASE = sys.platform in ("darwin", "win32", "cygwin")
+
+
+# The listing of a directory that does not exist (or is a file): nothing is in it.
+ABSENT: dict[str, os.DirEntry[str]] = {}
+
+
+def _list_dir(d: str) -> dict[str, os.DirEntry[str]] | None:
+    try:
+        with os.scandir(d) as it:
+            return {e.name: e for e in it}
+    except (FileNotFoundError, NotADirectoryError):
+        return ABSENT
+    except (OSError, ValueError):  # e.g. permission denied: what is inside is unknown
+        return None
 
 
 def _read_disk(path: Path) -> SourceText | ReadFailure:

@@ -49,3 +49,80 @@ def test_resolve_matches_pathlib(tmp_path: Path) -> None:
     (tmp_path / "link-dir").symlink_to(tmp_path / "moved")
     ws.invalidate()
     assert ws.resolve(tmp_path / "link-dir" / "deep" / "a.yaml") == tmp_path / "moved" / "deep" / "a.yaml"
+
+
+def _tree_of_every_kind(root: Path) -> list[Path]:
+    """A directory holding each kind of entry a probe may meet, and the paths to probe."""
+    d = root / "proj"
+    (d / "requirements").mkdir(parents=True)
+    (d / "requirements" / "base.txt").write_text("sglang==0.5.23\n")
+    (d / "requirements" / "notes.md").write_text("x\n")
+    (d / "requirements.txt").write_text("flashinfer-python==0.6.17\n")
+    (d / "kimi-lsp.toml").write_text("")
+    (d / ".git").mkdir()
+    (d / "sub" / "requirements").mkdir(parents=True)
+    (d / "sub" / "requirements" / "dev.txt").write_text("x==1\n")
+    (d / "link-file.txt").symlink_to(d / "requirements.txt")
+    (d / "dangling.txt").symlink_to(d / "nowhere.txt")
+    (d / "link-dir").symlink_to(d / "sub")
+    (d / "filed").write_text("a file where a directory may be expected\n")
+    os.mkfifo(d / "fifo.txt")
+    (d / ".kimi-lsp.toml").symlink_to(d / "sub")  # a settings name that is a directory
+    names = ["requirements", "requirements.txt", "kimi-lsp.toml", ".kimi-lsp.toml", ".git", "sub", "link-file.txt",
+             "dangling.txt", "link-dir", "filed", "fifo.txt", "missing", "pyproject.toml"]
+    probes = [d, root, d / "sub" / "requirements"]
+    for n in names:
+        probes += [d / n, d / n / "x.txt", d / "sub" / n, d / "link-dir" / n, d / "filed" / n, d / "missing" / n]
+    return probes
+
+
+def test_stable_listing_answers_as_the_filesystem(tmp_path: Path) -> None:
+    """A stable workspace answers ``exists``, ``is_dir`` and ``.git`` probes from one listing of
+    each directory: the same answers as asking the filesystem each time (the server's way)."""
+    from kimi_lsp.workspace import ABSENT
+
+    probes = _tree_of_every_kind(tmp_path)
+    stable, plain = Workspace(tmp_path, stable=True), Workspace(tmp_path)
+    for p in probes:
+        assert stable.exists(p) == plain.exists(p) == p.is_file(), p
+        assert stable.is_dir(p) == plain.is_dir(p) == p.is_dir(), p
+        assert stable.repo_root(p) == plain.repo_root(p), p
+    assert stable.listing(str(tmp_path / "proj" / "missing")) is ABSENT
+    assert stable.listing(str(tmp_path / "proj" / "filed")) is ABSENT
+    assert set(stable.listing(str(tmp_path / "proj")) or ()) == set(os.listdir(tmp_path / "proj"))
+
+
+def test_stable_pin_listing_finds_what_the_stamped_listing_finds(tmp_path: Path) -> None:
+    """Pin files in a directory and its ``requirements/`` (a CLI lint lists each directory once,
+    the server re-lists when a directory's mtime changes): the same files either way."""
+    from kimi_lsp.pins import discovery
+
+    probes = _tree_of_every_kind(tmp_path)
+    stable, plain = Workspace(tmp_path, stable=True), Workspace(tmp_path)
+    dirs = [p for p in probes if p.is_dir()] + [tmp_path / "proj" / "missing", tmp_path / "proj" / "filed"]
+    found_any = False
+    for d in dirs:
+        got = discovery._dir_pin_files(d, stable)
+        assert got == discovery._dir_pin_files(d, plain), d
+        found_any = found_any or bool(got)
+    assert found_any
+    proj = tmp_path / "proj"
+    assert discovery._dir_pin_files(proj, stable) == (proj / "requirements.txt", proj / "requirements" / "base.txt")
+    sub = proj / "sub"
+    assert discovery._dir_pin_files(sub, stable) == (sub / "requirements" / "dev.txt",)
+
+
+def test_resolutions_carry_over_to_the_linting_workspace(tmp_path: Path) -> None:
+    """The command line's workspace hands the engine's its realpaths: the files it named (their
+    own realpaths) and its directories; a link among them is still followed."""
+    real = tmp_path / "real"
+    real.mkdir()
+    (real / "a.yaml").write_text("x: 1\n")
+    (tmp_path / "via").symlink_to(real)
+    first = Workspace(tmp_path)
+    named = first.resolve(tmp_path / "via" / "a.yaml")
+    assert named == real / "a.yaml"
+    second = Workspace(tmp_path, stable=True)
+    second.adopt(first.resolutions([named]))
+    assert second.resolve(named) == named
+    assert second.resolve(tmp_path / "via" / "a.yaml") == real / "a.yaml"

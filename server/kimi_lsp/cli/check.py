@@ -46,9 +46,10 @@ def collect_files(paths: list[str], workspace: Workspace) -> tuple[list[Path], l
     return files, errors
 
 
-def collect(paths: list[str], workspace: Workspace) -> tuple[list[Path], list[str], bool]:
+def collect(paths: list[str], workspace: Workspace, real: set[Path] | None = None) -> tuple[list[Path], list[str], bool]:
     """``collect_files``, and whether a directory was walked for them (a walk's answer depends
-    on every file in the tree, so it is never cached, even when it found only the named file)."""
+    on every file in the tree, so it is never cached, even when it found only the named file).
+    ``real`` receives the files named themselves: each is its own realpath (a walk's are not)."""
     from kimi_lsp.pins import discovery
     from kimi_lsp.walk import walk
 
@@ -87,6 +88,8 @@ def collect(paths: list[str], workspace: Workspace) -> tuple[list[Path], list[st
             errors.append(f"{raw}: not a regular file (a device, FIFO or socket is never read)")
             continue
         out[ap] = None
+        if real is not None:
+            real.add(ap)
     return list(out), errors, walked
 
 
@@ -170,7 +173,8 @@ class _Run:
         self.cwd = cwd
         self.overrides = _overrides(ns)
         self.ws = Workspace(cwd)
-        self.files, self.errors, self.walked = collect(ns.paths, self.ws)
+        self.real: set[Path] = set()  # the files named themselves, resolved
+        self.files, self.errors, self.walked = collect(ns.paths, self.ws, self.real)
         self.engine_errors: list[str] = []
 
     def lint(self, ws: Workspace | None = None) -> list[Diagnostic]:
@@ -266,7 +270,8 @@ def run_check(ns: SimpleNamespace) -> int:
             record_touched()
         _freeze_loaded()
         try:
-            diags, run.engine_errors = batch.lint_files(run.files, cwd, run.overrides, jobs=ns.jobs)
+            diags, run.engine_errors = batch.lint_files(
+                run.files, cwd, run.overrides, jobs=ns.jobs, resolved=run.ws.resolutions(run.real))
         finally:
             touched = take_touched()
         if store is not None and not run.engine_errors and not run.errors:

@@ -255,6 +255,8 @@ def _mtime(path: Path) -> int:
 def _dir_pin_files(d: Path, workspace: Workspace) -> tuple[Path, ...]:
     """Pin files directly in ``d`` and in ``d/requirements/``, sorted by name. A directory's
     mtime changes when an entry is added or removed, so the listing stays current."""
+    if workspace.stable:
+        return _listed_pin_files(d, workspace)
     cache = _cache(workspace)
     req_dir = d / "requirements"
     stamp = (_mtime(d), _mtime(req_dir))
@@ -275,6 +277,28 @@ def _dir_pin_files(d: Path, workspace: Workspace) -> tuple[Path, ...]:
     result = tuple(found)
     cache.dirs[d] = (stamp, result)
     return result
+
+
+def _listed_pin_files(d: Path, workspace: Workspace) -> tuple[Path, ...]:
+    """``_dir_pin_files`` in a stable workspace (one CLI lint, during which nothing is taken to
+    change): from the workspace's listings, ``requirements/`` only when ``d`` has one."""
+    req_dir = d / "requirements"
+    touched(d)  # what a cached run's result depends on: entries added or removed here
+    touched(req_dir)
+    found: list[Path] = []
+    entries = workspace.listing(str(d))
+    if entries is not None:
+        names = sorted(n for n, e in entries.items() if not _is_dir(e))
+        in_req = d.name == "requirements"
+        found.extend(d / n for n in names if name_format(n, in_req) is not None)
+    # (a directory that cannot be listed may still be passed through: look inside anyway)
+    sub = None if entries is None else entries.get("requirements")
+    if entries is None or (sub is not None and _is_dir(sub)):
+        inner = workspace.listing(str(req_dir))
+        if inner is not None:
+            names = sorted(n for n, e in inner.items() if not _is_dir(e))
+            found.extend(req_dir / n for n in names if name_format(n, True) is not None)
+    return tuple(found)
 
 
 def _is_dir(entry: os.DirEntry[str]) -> bool:

@@ -317,23 +317,30 @@ def evaluate(ctx: LaunchContext) -> Evaluation:
 
 
 def _shared_evaluation(ctx: LaunchContext) -> Evaluation:
-    """``_evaluate``, once per governing sources in one CLI lint: the launches of a directory share
-    their projects (discovery gives them the same objects), and the evaluation reads nothing else
-    of the launch but the target's machines and the ``flashinfer-pin`` setting."""
+    """``_evaluate``, once per governing sources in one CLI lint: the launches of a project share
+    its pin sources (discovery gives every directory below it the same ``Project`` objects), and
+    the evaluation reads nothing else of the launch but the target's machines and the
+    ``flashinfer-pin`` setting. The directories searched (only named in messages) are the
+    launch's own."""
     ws = ctx.workspace
     if not ws.stable:
         return _evaluate(ctx)
     gov = ctx.governing
-    key = ("flashinfer-evaluation", tuple(map(id, gov.own)), id(gov.projects), id(gov.searched), _machines(),
+    key = ("flashinfer-evaluation", tuple(map(id, gov.own)), tuple(map(id, gov.projects)), _machines(),
            ctx.settings.flashinfer_pin)
     hit = ws.memo.get(key)
     # ids are only as good as the objects behind them: the entry keeps those alive, and is used
     # only when they are the very objects of this launch's governing sources
-    if (not isinstance(hit, tuple) or hit[0] is not gov.projects or hit[1] is not gov.searched
-            or len(hit[2]) != len(gov.own) or any(a is not b for a, b in zip(hit[2], gov.own))):
-        hit = ws.memo[key] = (gov.projects, gov.searched, gov.own, _evaluate(ctx))
-    ev: Evaluation = hit[3]
+    if not isinstance(hit, tuple) or not _same_objects(hit[0], gov.projects) or not _same_objects(hit[1], gov.own):
+        hit = ws.memo[key] = (gov.projects, gov.own, _evaluate(ctx))
+    ev: Evaluation = hit[2]
+    if ev.searched != gov.searched:
+        ev = Evaluation(ev.findings, gov.searched, ev.sglang_version, ev.project_locks)
     return ev
+
+
+def _same_objects(a: tuple[object, ...], b: tuple[object, ...]) -> bool:
+    return len(a) == len(b) and all(x is y for x, y in zip(a, b))
 
 
 def _evaluate(ctx: LaunchContext) -> Evaluation:

@@ -107,13 +107,14 @@ class MappedSource(Source):
 
     def __init__(self, text: str, starts: Sequence[int], ends: Sequence[int], anchor: int) -> None:
         self.text = text
-        # written verbatim (character k at a+k): ``exact`` needs no per-character walk
-        self._verbatim = (
-            isinstance(starts, range) and isinstance(ends, range) and starts.step == 1 and ends.step == 1
+        # written verbatim (character k at a+k): ``exact`` needs no per-character walk, and the
+        # ranges themselves serve as the offsets (immutable: no list of them is made)
+        verbatim = self._verbatim = (
+            type(starts) is range and type(ends) is range and starts.step == 1 and ends.step == 1
             and len(starts) == len(ends) == len(text) and (not text or ends[0] == starts[0] + 1)
         )
-        self.starts = list(starts)
-        self.ends = list(ends)
+        self.starts: Sequence[int] = starts if verbatim else list(starts)
+        self.ends: Sequence[int] = ends if verbatim else list(ends)
         self._anchor = anchor
 
     def start(self, i: int) -> int:
