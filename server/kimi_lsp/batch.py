@@ -238,8 +238,23 @@ def _lint_chunk(items: list[tuple[int, str]]) -> tuple[list[tuple[int, _FileOut]
 
 
 def _index(engine: Engine, files: Sequence[Path]) -> None:
-    """``--config`` cross-references among ``files`` (``Engine.index_config_references``)."""
-    engine.index_config_references(list(files))
+    """``--config`` cross-references among ``files`` (``Engine.index_config_references``).
+
+    With the cyclic collector paused, and what it read then left out of later collections
+    (``gc.freeze``): indexing reads every file and keeps what it read for the lint, so each
+    collection while it runs would walk all of that again, and it throws nothing cyclic away
+    (a 5,000-file run peaks at the same memory with the collector off). That was ~2 % of such a
+    run. The lint itself runs with the collector on (``cli.check``)."""
+    import gc
+
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        engine.index_config_references(list(files))
+    finally:
+        if enabled:
+            gc.freeze()
+            gc.enable()
 
 
 def _engine_resolved(engine: Engine, path: Path) -> Path:

@@ -328,8 +328,11 @@ class Engine:
         if not dependent:
             return out
         agreed = {_diag_key(d) for d in dependent}
+        # only the rules that reported something can agree: the others' findings would be dropped
+        asked = frozenset(d.code for d in dependent)
         for schema in schemas[:-1]:
-            others = self._run_rules(cmd, src, settings, result, schema, governing, dependent_only=True, beyond=beyond)
+            others = self._run_rules(cmd, src, settings, result, schema, governing, dependent_only=True, beyond=beyond,
+                                     only=asked)
             agreed &= {_diag_key(d) for d in others if _release_dependent(d.code)}
             if not agreed:
                 break
@@ -348,7 +351,11 @@ class Engine:
         return kept
 
     def _run_rules(self, cmd: LaunchCommand, src: SourceText, settings: Settings, result: FileResult,
-                   schema: Schema, governing: Callable[[], Governing], dependent_only: bool = False, beyond: bool = False) -> list[Diagnostic]:
+                   schema: Schema, governing: Callable[[], Governing], dependent_only: bool = False, beyond: bool = False,
+                   only: frozenset[str] | None = None) -> list[Diagnostic]:
+        """The enabled rules' diagnostics for ``cmd`` resolved against ``schema``. An agreement
+        run (``dependent_only``: another candidate release) runs the release-dependent rules
+        only, and of those the ``only`` codes when given."""
         ws = self.workspace
         out: list[Diagnostic] = []
         config: ConfigFile | None = None
@@ -361,7 +368,7 @@ class Engine:
         ctx = LaunchContext(launch, ws, settings, src, _governing_fn=governing,
                             cache=unvetted() if dependent_only else {}, beyond_schema=beyond)
         for r in self._enabled_rules(settings):
-            if dependent_only and not _release_dependent(r.code):
+            if dependent_only and (not _release_dependent(r.code) or (only is not None and r.code not in only)):
                 continue
             try:
                 for v in r.check(ctx):

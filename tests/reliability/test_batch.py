@@ -160,3 +160,28 @@ def test_chunks_cover_every_file_once(corpus: Path) -> None:
     for c in chunks:
         projects = {batch.project_key(files[j], cache) for j in c}
         assert len(projects) <= 1 + len(c) // 8
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_indexing_pauses_the_collector_and_leaves_its_reads_out_of_later_collections(enabled: bool) -> None:
+    """``_index`` reads every file with the cyclic collector paused; afterwards the collector is
+    as it was, and (when on) what was read is frozen, so the lint's collections skip it."""
+    import gc
+
+    from kimi_lsp.engine import Engine
+
+    seen: list[bool] = []
+    engine = Engine(Workspace(FIXTURES, stable=True))
+    real = engine.index_config_references
+    engine.index_config_references = lambda files: (seen.append(gc.isenabled()), real(files))[1]  # type: ignore[method-assign]
+    was = gc.isenabled()
+    gc.unfreeze()
+    try:
+        (gc.enable if enabled else gc.disable)()
+        batch._index(engine, sorted(FIXTURES.rglob("*.yaml"))[:20])
+        assert seen == [False]
+        assert gc.isenabled() is enabled
+        assert (gc.get_freeze_count() > 0) is enabled
+    finally:
+        gc.unfreeze()
+        (gc.enable if was else gc.disable)()

@@ -135,6 +135,11 @@ class MappedSource(Source):
         if self._verbatim and 0 <= i <= j <= len(self.text):
             return True
         starts, ends = self.starts, self.ends
+        if 0 <= i < j <= len(starts):
+            # character k at a+k for every k: compared a slice at a time (a word of a script in a
+            # `run: |` block, whose lines are verbatim but not the block as a whole)
+            a = starts[i]
+            return starts[i:j] == list(range(a, a + j - i)) and ends[i:j] == list(range(a + 1, a + 1 + j - i))
         for k in range(i, j):
             if ends[k] - starts[k] != 1:
                 return False
