@@ -308,3 +308,39 @@ def test_alias_bomb_in_kubernetes_file() -> None:
 )
 def test_detect_embedded(name: str, text: str, surface: Surface | None) -> None:
     assert detect_surface(Path("/repo") / name, text) is surface
+
+
+def test_a_scalar_of_one_word_per_command_is_not_lexed_and_that_changes_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``app: sglang-1163`` mentions sglang but cannot run it: with no blank (and no process
+    substitution) every command of the scalar is one word, and a launch, a pip install or a
+    ``cd`` takes two. Such scalars are skipped; here every such scalar a grammar of shell
+    pieces makes reads the same with the shortcut turned off."""
+    import itertools
+    import json
+    import random
+    import re
+
+    from kimi_lsp.surfaces import yaml_embedded
+
+    pieces = ["sglang", "python3", "-m", "sglang.launch_server", "sglang-1163", ";", "&&", "|", "(", ")", "<", ">",
+              "<(", "$'x\\x20'", "'a'", '"b"', "\\", "$(", "`", "=", "A=", "serve", "torchrun", "sh", "-c", "#", "{", "}",
+              "/opt/sglang/", "docker", "run", "env", "pip", "install", "cd"]
+    rng = random.Random(7)
+    scalars = {"".join(rng.choice(pieces) for _ in range(rng.randint(1, 6))) for _ in range(2000)}
+    scalars |= {"".join(p) for p in itertools.product(["python3", "sglang", "torchrun"], [";", "&&", "<(", ">"],
+                                                       ["sglang.launch_server", "serve", "-m"])}
+    scalars = {s for s in scalars if "sglang" in s.lower()}
+    skipped = [s for s in scalars if yaml_embedded._SEPARATES_WORDS.search(s) is None
+               and yaml_embedded._LAUNCH_HINT.search(s) is None]
+    assert len(skipped) > 250
+
+    def outcome(value: str) -> str:
+        text = "steps:\n  - run: " + json.dumps(value) + "\n"
+        r = read_surface(SourceText(Path("/repo/.github/workflows/ci.yml"), text))
+        return repr((r.launches, r.problems, r.is_launch_file))
+
+    fast = [outcome(s) for s in skipped]
+    monkeypatch.setattr(yaml_embedded, "_SEPARATES_WORDS", re.compile(r"(?s)."))  # never skip
+    assert [outcome(s) for s in skipped] == fast
+    assert all("LaunchCommand" not in o for o in fast)
+    assert "LaunchCommand" in outcome("python3 -m sglang.launch_server --model-path m")  # the harness reads launches

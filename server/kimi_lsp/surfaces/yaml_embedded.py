@@ -50,6 +50,9 @@ _CONTAINER_KEYS = ("entrypoint", "command", "args")
 # Lexer problems in a scalar count only when the scalar looks like it runs sglang: a YAML
 # description with an apostrophe is not a broken shell script.
 _LAUNCH_HINT = _regex.compile(r"sglang(?:\.launch_server|\.bench|\.benchmark|\.compile_deep_gemm|\.cli)|sglang['\"]?\s+serve\b")
+# What puts two words in one command: a blank between them, or a process substitution right
+# after a word (``a<(b)``); without any, each command of a script is one word or none.
+_SEPARATES_WORDS = _regex.compile(r"[ \t\n\r\f\v]|[<>]\(")
 _VARIABLE_REF = _regex.compile(r"\$[({A-Za-z_]")
 _SHELL_NAMES = _regex.compile(r"(?:^|[/\s])(?:ba|z|k|da)?sh\b")
 
@@ -271,6 +274,10 @@ class _Walker:
 
     # -- scripts in scalars ----------------------------------------------------------------------
     def _script(self, node: ScalarNode, env: tuple[EnvVar, ...]) -> None:
+        if _SEPARATES_WORDS.search(node.value) is None and _LAUNCH_HINT.search(node.value) is None:
+            # one word per command at most (`app: sglang-1163`, an image name, a URL): every
+            # launch, pip install and `cd` takes two words or more, so nothing here is read
+            return
         chars = _chars(self.y, node)
         if "```" in chars.text or "~~~" in chars.text:
             # documentation kept in a YAML value (a playbook's instructions, a model card): only
