@@ -468,14 +468,14 @@ class Engine:
             ds = [d for d in ds if settings.enabled(d.code, fpath)]
             ds = [_with_severity(d, settings.severity_for(d.code, d.severity)) for d in ds]
             fsrc = src if fpath == path else self.workspace.read(fpath)
-            if isinstance(fsrc, SourceText):
+            if isinstance(fsrc, SourceText) and suppression.MARKER in fsrc.text:  # else no directive
                 directives = suppression.parse(fsrc.text, fsrc.lines)
                 applied = suppression.apply(ds, directives, fsrc.lines)
                 ds = applied.kept
                 if fpath == path:
                     ds.extend(self._unused(fsrc, directives, applied.used, settings))
             out.extend(ds)
-        if path not in by_file and isinstance(src, SourceText):
+        if path not in by_file and isinstance(src, SourceText) and suppression.MARKER in src.text:
             directives = suppression.parse(src.text, src.lines)
             out.extend(self._unused(src, directives, set(), default))
         out.sort(key=Diagnostic.sort_key)

@@ -32,8 +32,12 @@ class Directive:
         return not self.codes or any(code.startswith(c) for c in self.codes)
 
 
+# Every directive holds it: text without it has none (and needs no line index to say so).
+MARKER = "kimi-lsp:"
+
+
 def parse(text: str, lines: LineIndex | None = None) -> list[Directive]:
-    if "kimi-lsp:" not in text:
+    if MARKER not in text:
         return []
     lines = lines or LineIndex(text)
     out: list[Directive] = []
@@ -68,6 +72,8 @@ class Applied:
 
 
 def apply(diags: list[Diagnostic], directives: list[Directive], lines: LineIndex) -> Applied:
+    if not directives:
+        return Applied(list(diags), set())
     kept: list[Diagnostic] = []
     used: set[int] = set()
     for d in diags:

@@ -344,3 +344,11 @@ def test_a_scalar_of_one_word_per_command_is_not_lexed_and_that_changes_nothing(
     assert [outcome(s) for s in skipped] == fast
     assert all("LaunchCommand" not in o for o in fast)
     assert "LaunchCommand" in outcome("python3 -m sglang.launch_server --model-path m")  # the harness reads launches
+
+
+def test_where_sglang_is_written_is_found_as_the_case_blind_regex_finds_it() -> None:
+    from kimi_lsp.surfaces.yaml_embedded import _SGLANG, _offsets_of_sglang
+
+    for text in ["", "sglang", "SGLang sglangsglang x-SGLANG", "ſglang sglang", "no", "sglan", "İ sglang ſ SGLANG",
+                 "app: sglang-1163\nimage: lmsysorg/sglang:v0.5.23\n" * 3]:
+        assert _offsets_of_sglang(text) == [m.start() for m in _SGLANG.finditer(text)], text

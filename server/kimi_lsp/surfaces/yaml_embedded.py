@@ -63,6 +63,20 @@ _SGLANG = _regex.compile("sglang", re.IGNORECASE)
 _WORDS_SEEN = _regex.compile(r"[\s,\[\]-]|\$_+")
 
 
+def _offsets_of_sglang(text: str) -> list[int]:
+    """Where "sglang" is written in ``text``, any case: ``_SGLANG``'s matches, found with
+    ``str.find`` on the lowered text when it is ASCII (the regex also folds ``ſ`` to ``s``)."""
+    if not text.isascii():
+        return [m.start() for m in _SGLANG.finditer(text)]
+    low = text.lower()
+    out: list[int] = []
+    i = low.find("sglang")
+    while i >= 0:
+        out.append(i)
+        i = low.find("sglang", i + 6)
+    return out
+
+
 def _chars(y: YamlText, node: ScalarNode) -> MappedSource:
     c = y.scalar_source(node)
     return MappedSource(c.text, c.starts, c.ends, c.anchor)
@@ -79,7 +93,7 @@ class _Walker:
         self.seen: set[int] = set()
         # Where "sglang" is written (any case): a collection whose text has none holds no launch
         # (mentions_sglang gates every one), so most of a large manifest is never walked.
-        self.mentions = [m.start() for m in _SGLANG.finditer(y.text)]
+        self.mentions = _offsets_of_sglang(y.text)
 
     def _may_launch(self, node: Node) -> bool:
         i = bisect.bisect_left(self.mentions, node.start_mark.index)
