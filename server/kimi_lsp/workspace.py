@@ -264,6 +264,27 @@ class Workspace:
             return hit
         return self._resolve_file(s)
 
+    def resolve_mode(self, path: Path) -> tuple[Path, int | None]:
+        """``resolve(path)`` and the mode ``os.stat`` gives for it (None: missing, or cannot be
+        asked). One ``lstat`` answers both when the file itself is not a link (the command line
+        asks this of every file it is given)."""
+        s = os.fspath(path)
+        if s.startswith("/") and not ("//" in s or "/./" in s or "/../" in s or s.endswith(("/", "/.", "/.."))):
+            parent, _, name = s.rpartition("/")
+            real_parent = self._real_dir(parent)
+            candidate = real_parent + "/" + name if real_parent != "/" else "/" + name
+            try:
+                st = os.lstat(candidate)
+            except (OSError, ValueError):
+                st = None
+            if st is not None and not stat.S_ISLNK(st.st_mode):
+                return Path(candidate), st.st_mode
+        real = self.resolve(path)
+        try:
+            return real, os.stat(real).st_mode
+        except (OSError, ValueError):
+            return real, None
+
     def resolutions(self, files: Iterable[Path] = ()) -> Resolutions:
         """What this workspace has resolved (each directory's realpath) and ``files``, answers
         of its ``resolve``, for another workspace of the same tree to start from (``adopt``):

@@ -126,3 +126,19 @@ def test_resolutions_carry_over_to_the_linting_workspace(tmp_path: Path) -> None
     second.adopt(first.resolutions([named]))
     assert second.resolve(named) == named
     assert second.resolve(tmp_path / "via" / "a.yaml") == real / "a.yaml"
+
+
+def test_resolve_mode_is_resolve_and_stat(tmp_path: Path) -> None:
+    probes = _tree_of_every_kind(tmp_path) + [tmp_path / "proj" / ".." / "proj" / "requirements.txt", Path("rel.txt")]
+    (tmp_path / "loop").symlink_to(tmp_path / "loop")
+    ws = Workspace(tmp_path)
+    for p in probes:
+        real, mode = ws.resolve_mode(p)
+        assert real == ws.resolve(p), p
+        try:
+            want: int | None = os.stat(real).st_mode
+        except OSError:
+            want = None
+        assert mode == want, p
+    with pytest.raises(RuntimeError):
+        ws.resolve_mode(tmp_path / "loop" / "x.yaml")

@@ -59,14 +59,10 @@ def collect(paths: list[str], workspace: Workspace, real: set[Path] | None = Non
     for raw in paths or ["."]:
         p = Path(raw)
         try:
-            ap = workspace.resolve(p if p.is_absolute() else workspace.root / p)
+            ap, mode = workspace.resolve_mode(p if p.is_absolute() else workspace.root / p)
         except (RuntimeError, OSError) as exc:  # a link loop (RuntimeError before Python 3.13)
             errors.append(f"{raw}: cannot resolve the path ({exc})")
             continue
-        try:
-            mode: int | None = os.stat(ap).st_mode
-        except (OSError, ValueError):
-            mode = None
         if mode is None:
             errors.append(f"{raw}: {_stat_error(ap)}")
             continue

@@ -235,7 +235,23 @@ def is_yaml_config(launch: ResolvedLaunch) -> bool:
 
 def special_config_value(schema: Schema, entry: ConfigEntry) -> str | None:
     """Which config-merger rule speaks for an entry's value, so that the generic value rules
-    (KL202/KL203) stay quiet: "null", "list", "store-true" or None."""
+    (KL202/KL203) stay quiet: "null", "list", "store-true" or None. Four rules ask it of every
+    entry: the answer depends on the key and the value's shape only, and is remembered per
+    schema."""
+    value = entry.value
+    shape: object = (
+        "null" if value is None else len(value) if isinstance(value, list) else "bool" if isinstance(value, bool) else "other"
+    )
+    memo: dict[tuple[str, object], str | None] = schema.__dict__.setdefault("_special_config_values", {})
+    key = (entry.key.value, shape)
+    try:
+        return memo[key]
+    except KeyError:
+        found = memo[key] = _special_config_value(schema, entry)
+        return found
+
+
+def _special_config_value(schema: Schema, entry: ConfigEntry) -> str | None:
     flag = entry_flag(schema, entry.key.value)
     if flag is None or is_refused_key(schema, entry.key.value):
         return None
