@@ -65,12 +65,21 @@ def lint_files(
     return lint_serial(files, root, overrides, resolved)
 
 
+# Set by the console script (``cli.main.entry``), which leaves with ``os._exit``: the engine of
+# its lint is then kept to the end, not freed object by object when the lint returns (the
+# caches of a 5,000-file lint: ~40 ms, about 1 % of it, for memory the system takes back anyway).
+KEEP_TO_EXIT = False
+_kept: list[object] = []
+
+
 def lint_serial(
     files: Sequence[Path], root: Path, overrides: dict[str, Any], resolved: Resolutions | None = None
 ) -> tuple[list[Diagnostic], list[str]]:
     from kimi_lsp.engine import Engine
 
     engine = Engine(_workspace(root, resolved), overrides=overrides)
+    if KEEP_TO_EXIT:
+        _kept.append(engine)
     _index(engine, files)
     return lint_with(engine, files), list(engine.errors)
 

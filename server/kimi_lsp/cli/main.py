@@ -197,6 +197,9 @@ def entry() -> None:
     from kimi_lsp import _imports
 
     _imports.use_direct_imports()
+    from kimi_lsp import batch
+
+    batch.KEEP_TO_EXIT = True  # _leave: nothing is torn down
     _leave(main())
 
 
