@@ -338,7 +338,16 @@ class Workspace:
         """``find_repo_root``, remembered per directory until ``invalidate`` (a lint asks for
         the repository of every launch file, and of the pins beside it)."""
         # a lint asks this for every launch and pin file: one stat per path
-        cur = self.remembered(("dir-of", start), lambda: start if self.is_dir(start) else start.parent)
+        if self.stable:  # (``remembered``, written out: asked for every launch and pin file)
+            key = ("dir-of", start)
+            known = self.memo.get(key)
+            if isinstance(known, Path):
+                cur = known
+            else:
+                cur = start if self.is_dir(start) else start.parent
+                self.memo[key] = cur
+        else:
+            cur = start if self.is_dir(start) else start.parent
         hit = self._roots.get(cur)
         if hit is None:
             hit = self._find_repo(cur)

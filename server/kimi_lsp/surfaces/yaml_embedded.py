@@ -125,9 +125,9 @@ class _Walker:
         for key, value in items:
             if key.id == "scalar":
                 by_key[key.value] = value
-        local = env + tuple(self._env(by_key))
+        local = env if _ENV_KEYS.isdisjoint(by_key) else env + tuple(self._env(by_key))
         consumed: set[int] = set()
-        if any(k in by_key for k in _CONTAINER_KEYS):
+        if "args" in by_key or "command" in by_key or "entrypoint" in by_key:  # _CONTAINER_KEYS
             consumed = self._container(by_key, local)
         shell = by_key.get("shell")
         skip_run = (

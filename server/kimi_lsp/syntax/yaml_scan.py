@@ -75,6 +75,10 @@ _DOTTED = _regex.compile(r"[0-9]+(?:\.[0-9]+){2,}")
 _BAD_START = frozenset("?:,[]{}#&*!|>'\"%@`")
 
 
+# The tag of each mapping key met (``resolve``'s answer; keys repeat across every manifest).
+_KEY_TAGS: dict[str, str] = {}
+
+
 class _Decline(Exception):
     """The text is outside the subset: PyYAML reads it."""
 
@@ -178,16 +182,30 @@ class _Scanner:
 
     def mapping(self, indent: int, depth: int) -> MappingNode:
         pairs: list[tuple[Node, Node]] = []
-        start = self.lines[self.k].start
-        while (line := self._line_at(indent)) is not None:
+        lines = self.lines  # (entries may be replaced below, never added or removed)
+        n = len(lines)
+        start = lines[self.k].start
+        key_tags = _KEY_TAGS
+        while self.k < n:  # _line_at, inlined: the hottest loop of a manifest
+            line = lines[self.k]
+            if line.indent != indent:
+                if line.indent < indent:
+                    break  # a dedent: the mapping ends
+                raise _Decline
             m = _KEY.match(line.text)
             if m is None:
                 raise _Decline  # a sequence entry here, a quoted or complex key, not a mapping...
             word = m.group()[:-1]
-            key = ScalarNode(resolve(word), word, Mark(line.start), Mark(line.start + len(word)), "")
             if len(word) > 1000:
                 raise _Decline  # YAML's implicit keys stop at 1024 characters
-            value = self._value(line, m.end(), line.start + len(word) + 1, indent, depth, in_sequence=False)
+            tag = key_tags.get(word)
+            if tag is None:
+                tag = resolve(word)  # (a key starts with a letter or "_": resolve never declines it)
+                if len(key_tags) < 4096:
+                    key_tags[word] = tag
+            at = line.start
+            key = ScalarNode(tag, word, Mark(at), Mark(at + len(word)), "")
+            value = self._value(line, m.end(), at + len(word) + 1, indent, depth, in_sequence=False)
             pairs.append((key, value))
         return MappingNode(MAP_TAG, pairs, Mark(start), Mark(self._next_start()), False)
 
