@@ -227,8 +227,37 @@ class Workspace:
         try:
             return self._listings[d]
         except KeyError:
-            found = self._listings[d] = _list_dir(d)
+            found = self._listings[d] = ABSENT if self._known_absent(d) else _list_dir(d)
             return found
+
+    def _known_absent(self, d: str) -> bool:
+        """Whether a listing already made shows that directory ``d`` is not there (an ancestor's
+        listing lacks the next name, or has it as something other than a directory): a model's
+        ``config.json`` is looked for under every launch directory, and most of those paths do
+        not exist. Only listings at hand are read; never a new one."""
+        listings = self._listings
+        below: list[str] = []
+        cur = d
+        while True:
+            parent, _, name = cur.rpartition("/")
+            if name in ("", ".", ".."):
+                return False
+            below.append(name)
+            up = listings.get(parent or "/", _NOT_LISTED)
+            if up is not _NOT_LISTED:
+                break
+            cur = parent
+        if up is None:
+            return False  # not listable: what is below is unknown
+        if up is ABSENT:
+            return True
+        entry = up.get(below[-1])  # the component just below that listing
+        if entry is None:
+            return not _FOLDS_CASE
+        try:
+            return not entry.is_dir()  # a file, or a link to nothing or to a file
+        except OSError:
+            return False
 
     def read(self, path: Path) -> SourceText | ReadFailure:
         """Decoded text of ``path``; cached until ``invalidate``."""
@@ -408,6 +437,7 @@ _FOLDS_CASE = sys.platform in ("darwin", "win32", "cygwin")
 
 # The listing of a directory that does not exist (or is a file): nothing is in it.
 ABSENT: dict[str, os.DirEntry[str]] = {}
+_NOT_LISTED: dict[str, os.DirEntry[str]] = {}  # (a marker: no listing made yet)
 
 
 def _list_dir(d: str) -> dict[str, os.DirEntry[str]] | None:

@@ -70,10 +70,13 @@ def _tree_of_every_kind(root: Path) -> list[Path]:
     (d / ".kimi-lsp.toml").symlink_to(d / "sub")  # a settings name that is a directory
     names = ["requirements", "requirements.txt", "kimi-lsp.toml", ".kimi-lsp.toml", ".git", "sub", "link-file.txt",
              "dangling.txt", "link-dir", "filed", "fifo.txt", "missing", "pyproject.toml"]
-    probes = [d, root, d / "sub" / "requirements"]
+    deep = [d / "missing" / "a" / "b" / "config.json", d / "filed" / "x" / "config.json",
+            d / "dangling.txt" / "z" / "config.json", d / "link-dir" / "nope" / "k" / "config.json",
+            d / "sub" / "requirements" / "dev.txt" / "config.json", d / "requirements" / "base.txt"]
+    probes = [*deep, d, root, d / "sub" / "requirements"]
     for n in names:
         probes += [d / n, d / n / "x.txt", d / "sub" / n, d / "link-dir" / n, d / "filed" / n, d / "missing" / n]
-    return probes
+    return probes + deep  # again: now with the listings above them made
 
 
 def test_stable_listing_answers_as_the_filesystem(tmp_path: Path) -> None:
