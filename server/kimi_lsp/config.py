@@ -163,11 +163,11 @@ def _config_at_or_above(d: Path, workspace: Workspace, stop: Path | None) -> Pat
 def _config_in(cur: Path, workspace: Workspace) -> Path | None:
     """The configuration file in directory ``cur`` itself, if any."""
     for name in ("kimi-lsp.toml", ".kimi-lsp.toml"):
-        p = cur / name
-        if workspace.exists(p):
+        p = workspace.file_in(cur, name)
+        if p is not None:
             return p
-    pp = cur / "pyproject.toml"
-    if workspace.exists(pp):
+    pp = workspace.file_in(cur, "pyproject.toml")
+    if pp is not None:
         text = workspace.text(pp) or ""
         if "[tool.kimi-lsp" in text:
             return pp

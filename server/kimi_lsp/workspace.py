@@ -177,6 +177,19 @@ class Workspace:
             return path in self._overlays or self._listed_file(str(path))
         return path in self._overlays or path.is_file()
 
+    def file_in(self, d: Path, name: str) -> Path | None:
+        """``d / name`` when ``exists`` says it is a file, else None: the same answer (and the
+        same path recorded as touched), without a Path made for a name that is not there when a
+        listing answers (a stable workspace)."""
+        if not self.stable or self._overlays:
+            p = d / name
+            return p if self.exists(p) else None
+        s = str(normalize_path(d))
+        full = s + "/" + name if s != "/" else "/" + name
+        if _touched is not None:
+            _touched.add(full)
+        return Path(full) if self._listed_file(full) else None
+
     def _listed_file(self, s: str) -> bool:
         """``Path(s).is_file()`` (``s`` absolute and normal), answered from its directory's
         listing: a lint probes the same few names (settings files, ``.git``, pin files) in every

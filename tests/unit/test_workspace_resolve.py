@@ -90,6 +90,7 @@ def test_stable_listing_answers_as_the_filesystem(tmp_path: Path) -> None:
         assert stable.exists(p) == plain.exists(p) == p.is_file(), p
         assert stable.is_dir(p) == plain.is_dir(p) == p.is_dir(), p
         assert stable.repo_root(p) == plain.repo_root(p), p
+        assert stable.file_in(p.parent, p.name) == plain.file_in(p.parent, p.name) == (p if p.is_file() else None), p
     assert stable.listing(str(tmp_path / "proj" / "missing")) is ABSENT
     assert stable.listing(str(tmp_path / "proj" / "filed")) is ABSENT
     assert set(stable.listing(str(tmp_path / "proj")) or ()) == set(os.listdir(tmp_path / "proj"))
