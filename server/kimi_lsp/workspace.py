@@ -190,51 +190,51 @@ class Workspace:
             _touched.add(full)
         return Path(full) if self._listed_file(full) else None
 
-    def _listed_file(self, s: str) -> bool:
-        """``Path(s).is_file()`` (``s`` absolute and normal), answered from its directory's
-        listing: a lint probes the same few names (settings files, ``.git``, pin files) in every
-        directory it meets, and one listing answers them all. A name the listing lacks is asked
-        of the filesystem itself where names may match in another case."""
+    def _listed_entry(self, s: str) -> tuple[bool, os.DirEntry[str] | None]:
+        """Whether the listing of the directory of ``s`` (absolute and normal) answers for it, and
+        its entry there (None: no such name). A lint probes the same few names (settings files,
+        ``.git``, pin files) in every directory it meets, and one listing answers them all. It
+        does not answer where it cannot be made, nor for a name it lacks where names may match in
+        another case: the filesystem is asked then."""
         parent, _, name = s.rpartition("/")
         entries = self.listing(parent or "/")
-        entry = None if entries is None else entries.get(name)
-        if entry is None:
-            return (entries is None or _FOLDS_CASE) and os.path.isfile(s)
+        if entries is None or (_FOLDS_CASE and name not in entries):
+            return False, None
+        return True, entries.get(name)
+
+    def _listed_file(self, s: str) -> bool:
+        """``Path(s).is_file()`` (``s`` absolute and normal), from ``_listed_entry``."""
+        return self._listed_is(s, want_dir=False)
+
+    def _listed_is(self, s: str, *, want_dir: bool) -> bool:
+        """``os.path.isdir(s)`` or ``isfile``, from ``_listed_entry`` (both follow a link)."""
+        known, entry = self._listed_entry(s)
+        if not known:
+            return os.path.isdir(s) if want_dir else os.path.isfile(s)
         try:
-            return entry.is_file()  # follows a link, as Path.is_file does
+            return entry is not None and (entry.is_dir() if want_dir else entry.is_file())
         except OSError:
             return False
 
     def _listed_exists(self, s: str) -> bool:
-        """``os.path.exists(s)`` from the listing of its directory (see ``_listed_file``)."""
-        parent, _, name = s.rpartition("/")
-        entries = self.listing(parent or "/")
-        entry = None if entries is None else entries.get(name)
-        if entry is None:
-            return (entries is None or _FOLDS_CASE) and os.path.exists(s)
-        return not entry.is_symlink() or os.path.exists(s)
+        """``os.path.exists(s)``, from ``_listed_entry``."""
+        known, entry = self._listed_entry(s)
+        if not known:
+            return os.path.exists(s)
+        return entry is not None and (not entry.is_symlink() or os.path.exists(s))
 
     def is_dir(self, path: Path) -> bool:
-        """``path.is_dir()``; in a stable workspace from its parent's listing (``_listed_file``)."""
-        if not self.stable:
-            return path.is_dir()
+        """``path.is_dir()``; in a stable workspace from ``_listed_entry``."""
         s = str(path)
-        parent, _, name = s.rpartition("/")
-        if s[:1] != "/" or name in ("", ".", ".."):
+        if not self.stable or s[:1] != "/" or s.rpartition("/")[2] in ("", ".", ".."):
             return path.is_dir()  # the root, a path not absolute, or not normal
-        entries = self.listing(parent or "/")
-        entry = None if entries is None else entries.get(name)
-        if entry is None:
-            return (entries is None or _FOLDS_CASE) and os.path.isdir(s)
-        try:
-            return entry.is_dir()  # follows a link, as Path.is_dir does
-        except OSError:
-            return False
+        return self._listed_is(s, want_dir=True)
 
     def listing(self, d: str) -> dict[str, os.DirEntry[str]] | None:
         """The entries of directory ``d`` (absolute, normal) by name: ``ABSENT`` (empty) when
-        there is no such directory, None when it cannot be listed. A stable workspace lists each directory once (nothing is taken to change during
-        one CLI lint); another lists it on every call."""
+        there is no such directory, None when it cannot be listed. A stable workspace lists
+        each directory once (nothing is taken to change during one CLI lint); another lists it
+        on every call."""
         if not self.stable:
             return _list_dir(d)
         try:
