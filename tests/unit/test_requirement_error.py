@@ -29,6 +29,7 @@ SAMPLES = [
     "x ( ==1.0 )", "x==1.0; python_version < '3.12'", "x @ https://example.invalid/x.whl", "-x==1",
     "x==", "x=1", "x>=1 <2", "x>=1,,<2", "x!=1.*,>=0.9", "x~=1", "x<1.0.dev0", "x==1.0+local", "x>=v1",
     "x ==1.0 ; sys_platform=='linux'", "x[ a , b ]>=1", "x==1.0 # c", "x>=1.0.post1.dev2", "x==01.0",
+    "0===, ===", "0===,===", "a===x, ===", "a===, ==1", "a==1, ===",  # packaging 23.0 and 26 differ here
 ]
 
 

@@ -256,7 +256,10 @@ def requirement_error(s: str) -> str | None:
     alone: ``packaging.requirements`` pulls in markers, tags and platform (~15 ms at start-up)
     and is imported only for the other shapes and for the exact wording of an error.
     """
-    simple = _SIMPLE_REQUIREMENT.fullmatch(s)
+    # (``===`` takes any text as its version: packaging's requirement grammar and its
+    # SpecifierSet cut such a clause differently in some releases (23.0: ``0===, ===``), so a
+    # requirement with one is always asked of the grammar itself)
+    simple = _SIMPLE_REQUIREMENT.fullmatch(s) if "===" not in s else None
     if simple is not None:
         try:
             SpecifierSet(simple.group("spec") or "")
