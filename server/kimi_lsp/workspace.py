@@ -12,13 +12,14 @@ import stat
 import sys
 from functools import cached_property
 from pathlib import Path
+from types import MappingProxyType
 
 from kimi_lsp._record import dataclass
 from kimi_lsp.text import LineIndex
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up: see _record.py)
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable
+    from collections.abc import Callable, Iterable, Mapping
     from typing import TypeVar
 
     _T = TypeVar("_T")
@@ -140,7 +141,7 @@ class Workspace:
         self._roots: dict[Path, tuple[Path | None, tuple[str, ...]]] = {}
         self._real_dirs: dict[str, str] = {}  # directory -> its realpath
         self._real_files: dict[str, Path] = {}  # path -> resolve(path), in a stable workspace
-        self._listings: dict[str, dict[str, os.DirEntry[str]] | None] = {}  # dir -> entries, when stable
+        self._listings: dict[str, Mapping[str, os.DirEntry[str]] | None] = {}  # dir -> entries, when stable
         for p, t in (overlays or {}).items():
             self.set_overlay(p, t)
 
@@ -230,7 +231,7 @@ class Workspace:
             return path.is_dir()  # the root, a path not absolute, or not normal
         return self._listed_is(s, want_dir=True)
 
-    def listing(self, d: str) -> dict[str, os.DirEntry[str]] | None:
+    def listing(self, d: str) -> Mapping[str, os.DirEntry[str]] | None:
         """The entries of directory ``d`` (absolute, normal) by name: ``ABSENT`` (empty) when
         there is no such directory, None when it cannot be listed. A stable workspace lists
         each directory once (nothing is taken to change during one CLI lint); another lists it
@@ -379,17 +380,15 @@ class Workspace:
     def repo_root(self, start: Path, fallback: Path | None = None) -> Path:
         """``find_repo_root``, remembered per directory until ``invalidate`` (a lint asks for
         the repository of every launch file, and of the pins beside it)."""
-        # a lint asks this for every launch and pin file: one stat per path
-        if self.stable:  # (``remembered``, written out: asked for every launch and pin file)
-            key = ("dir-of", start)
-            known = self.memo.get(key)
-            if isinstance(known, Path):
-                cur = known
-            else:
-                cur = start if self.is_dir(start) else start.parent
-                self.memo[key] = cur
+        # (``remembered``, written out without its closure: asked for every launch and pin file)
+        key = ("dir-of", start)
+        known = self.memo.get(key) if self.stable else None
+        if isinstance(known, Path):
+            cur = known
         else:
             cur = start if self.is_dir(start) else start.parent
+            if self.stable:
+                self.memo[key] = cur
         hit = self._roots.get(cur)
         if hit is None:
             hit = self._find_repo(cur)
@@ -448,12 +447,13 @@ class Workspace:
 _FOLDS_CASE = sys.platform in ("darwin", "win32", "cygwin")
 
 
-# The listing of a directory that does not exist (or is a file): nothing is in it.
-ABSENT: dict[str, os.DirEntry[str]] = {}
-_NOT_LISTED: dict[str, os.DirEntry[str]] = {}  # (a marker: no listing made yet)
+# The listing of a directory that does not exist (or is a file): nothing is in it. (Read-only:
+# one object shared by every such directory.)
+ABSENT: Mapping[str, os.DirEntry[str]] = MappingProxyType({})
+_NOT_LISTED: Mapping[str, os.DirEntry[str]] = MappingProxyType({})  # (a marker: no listing made yet)
 
 
-def _list_dir(d: str) -> dict[str, os.DirEntry[str]] | None:
+def _list_dir(d: str) -> Mapping[str, os.DirEntry[str]] | None:
     try:
         with os.scandir(d) as it:
             return {e.name: e for e in it}

@@ -25,6 +25,7 @@ from kimi_lsp.workspace import normalize_path as _norm
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up: see _record.py)
 if TYPE_CHECKING:
+    from collections.abc import Iterable
     from typing import Any
 
 # File names and globs of pin files, relative to a project directory. ``pylock.*.toml`` is
@@ -267,13 +268,9 @@ def _dir_pin_files(d: Path, workspace: Workspace) -> tuple[Path, ...]:
     for folder in (d, req_dir):
         try:
             with os.scandir(folder) as it:
-                # every entry but a directory: a dangling link, a FIFO or an unreadable file
-                # under a pin file's name is a pin file that cannot be read, never "no pin"
-                names = sorted(e.name for e in it if not _is_dir(e))
+                found.extend(_pin_files_among(folder, it))
         except OSError:
             continue
-        in_req = folder.name == "requirements"
-        found.extend(folder / n for n in names if name_format(n, in_req) is not None)
     result = tuple(found)
     cache.dirs[d] = (stamp, result)
     return result
@@ -288,17 +285,23 @@ def _listed_pin_files(d: Path, workspace: Workspace) -> tuple[Path, ...]:
     found: list[Path] = []
     entries = workspace.listing(str(d))
     if entries is not None:
-        names = sorted(n for n, e in entries.items() if not _is_dir(e))
-        in_req = d.name == "requirements"
-        found.extend(d / n for n in names if name_format(n, in_req) is not None)
+        found.extend(_pin_files_among(d, entries.values()))
     # (a directory that cannot be listed may still be passed through: look inside anyway)
     sub = None if entries is None else entries.get("requirements")
     if entries is None or (sub is not None and _is_dir(sub)):
         inner = workspace.listing(str(req_dir))
         if inner is not None:
-            names = sorted(n for n, e in inner.items() if not _is_dir(e))
-            found.extend(req_dir / n for n in names if name_format(n, True) is not None)
+            found.extend(_pin_files_among(req_dir, inner.values()))
     return tuple(found)
+
+
+def _pin_files_among(folder: Path, entries: Iterable[os.DirEntry[str]]) -> list[Path]:
+    """The pin files among a directory's entries, sorted by name. Every entry but a directory
+    counts: a dangling link, a FIFO or an unreadable file under a pin file's name is a pin file
+    that cannot be read, never "no pin"."""
+    in_req = folder.name == "requirements"
+    names = sorted(e.name for e in entries if not _is_dir(e))
+    return [folder / n for n in names if name_format(n, in_req) is not None]
 
 
 def _is_dir(entry: os.DirEntry[str]) -> bool:

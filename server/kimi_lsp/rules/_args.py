@@ -242,13 +242,17 @@ def special_config_value(schema: Schema, entry: ConfigEntry) -> str | None:
     shape: object = (
         "null" if value is None else len(value) if isinstance(value, list) else "bool" if isinstance(value, bool) else "other"
     )
-    memo: dict[tuple[str, object], str | None] = schema.__dict__.setdefault("_special_config_values", {})
-    key = (entry.key.value, shape)
+    key = (schema, entry.key.value, shape)  # (a schema compares by identity; loaded ones live on)
     try:
-        return memo[key]
+        return _SPECIAL_VALUES[key]
     except KeyError:
-        found = memo[key] = _special_config_value(schema, entry)
+        if len(_SPECIAL_VALUES) > 20_000:  # keys typed in an editor, one new one per keystroke
+            _SPECIAL_VALUES.clear()
+        found = _SPECIAL_VALUES[key] = _special_config_value(schema, entry)
         return found
+
+
+_SPECIAL_VALUES: dict[tuple[Schema, str, object], str | None] = {}
 
 
 def _special_config_value(schema: Schema, entry: ConfigEntry) -> str | None:

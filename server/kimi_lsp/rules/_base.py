@@ -95,11 +95,7 @@ def fatal_parse(launch: ResolvedLaunch) -> bool:
 
 def _after_whole_parse(fn: Callable[..., Iterator[Violation]]) -> Callable[..., Iterator[Violation]]:
     def check(ctx: LaunchContext) -> Iterator[Violation]:
-        # fatal_parse's remembered answer read in place (asked by ~30 rules of every launch)
-        fatal = ctx.launch.__dict__.get("_fatal_parse")
-        if fatal is None:
-            fatal = fatal_parse(ctx.launch)
-        if fatal:
+        if fatal_parse(ctx.launch):
             return iter(())
         return fn(ctx)
 

@@ -47,6 +47,7 @@ from kimi_lsp.text import Located, Span
 
 _ENV_KEYS = frozenset({"env", "environment", "envs", "variables"})
 _CONTAINER_KEYS = ("entrypoint", "command", "args")
+_CONTAINER_KEY_SET = frozenset(_CONTAINER_KEYS)
 # Lexer problems in a scalar count only when the scalar looks like it runs sglang: a YAML
 # description with an apostrophe is not a broken shell script.
 _LAUNCH_HINT = _regex.compile(r"sglang(?:\.launch_server|\.bench|\.benchmark|\.compile_deep_gemm|\.cli)|sglang['\"]?\s+serve\b")
@@ -127,7 +128,7 @@ class _Walker:
                 by_key[key.value] = value
         local = env if _ENV_KEYS.isdisjoint(by_key) else env + tuple(self._env(by_key))
         consumed: set[int] = set()
-        if "args" in by_key or "command" in by_key or "entrypoint" in by_key:  # _CONTAINER_KEYS
+        if not _CONTAINER_KEY_SET.isdisjoint(by_key):
             consumed = self._container(by_key, local)
         shell = by_key.get("shell")
         skip_run = (

@@ -79,6 +79,17 @@ _BAD_START = frozenset("?:,[]{}#&*!|>'\"%@`")
 _KEY_TAGS: dict[str, str] = {}
 
 
+def _key_tag(word: str) -> str:
+    """``resolve(word)`` for a mapping key (it starts with a letter or "_": never declined),
+    remembered."""
+    tag = _KEY_TAGS.get(word)
+    if tag is None:
+        tag = resolve(word)
+        if len(_KEY_TAGS) < 4096:
+            _KEY_TAGS[word] = tag
+    return tag
+
+
 class _Decline(Exception):
     """The text is outside the subset: PyYAML reads it."""
 
@@ -182,30 +193,16 @@ class _Scanner:
 
     def mapping(self, indent: int, depth: int) -> MappingNode:
         pairs: list[tuple[Node, Node]] = []
-        lines = self.lines  # (entries may be replaced below, never added or removed)
-        n = len(lines)
-        start = lines[self.k].start
-        key_tags = _KEY_TAGS
-        while self.k < n:  # _line_at, inlined: the hottest loop of a manifest
-            line = lines[self.k]
-            if line.indent != indent:
-                if line.indent < indent:
-                    break  # a dedent: the mapping ends
-                raise _Decline
+        start = self.lines[self.k].start
+        while (line := self._line_at(indent)) is not None:
             m = _KEY.match(line.text)
             if m is None:
                 raise _Decline  # a sequence entry here, a quoted or complex key, not a mapping...
             word = m.group()[:-1]
             if len(word) > 1000:
                 raise _Decline  # YAML's implicit keys stop at 1024 characters
-            tag = key_tags.get(word)
-            if tag is None:
-                tag = resolve(word)  # (a key starts with a letter or "_": resolve never declines it)
-                if len(key_tags) < 4096:
-                    key_tags[word] = tag
-            at = line.start
-            key = ScalarNode(tag, word, Mark(at), Mark(at + len(word)), "")
-            value = self._value(line, m.end(), at + len(word) + 1, indent, depth, in_sequence=False)
+            key = ScalarNode(_key_tag(word), word, Mark(line.start), Mark(line.start + len(word)), "")
+            value = self._value(line, m.end(), line.start + len(word) + 1, indent, depth, in_sequence=False)
             pairs.append((key, value))
         return MappingNode(MAP_TAG, pairs, Mark(start), Mark(self._next_start()), False)
 
