@@ -17,11 +17,16 @@ from collections.abc import Iterable, Mapping
 from functools import cache, lru_cache, reduce
 from pathlib import Path
 
+from kimi_lsp import pep440
 from kimi_lsp._record import dataclass
 from kimi_lsp.knowledge import _compiled
 from kimi_lsp.pep440 import InvalidSpecifier, InvalidVersion, Specifier, SpecifierSet, Version
 
 WATCHED = ("flashinfer-python", "flashinfer-cubin", "flashinfer-jit-cache")
+
+TYPE_CHECKING = False  # typing is not imported at run time (start-up: see _record.py)
+if TYPE_CHECKING:
+    from typing import Any
 
 _DATA = Path(__file__).with_name("data") / "flashinfer_dcp.json"
 
@@ -48,21 +53,41 @@ class FlashinferRelease:
 
 
 @cache
+def _rows() -> dict[Any, tuple[tuple[Any, ...], tuple[Any, ...]]]:
+    """Each release by its version's sort key: its version's parts and its row's values in
+    ``FlashinferRelease`` order, PEP 440 order (kept: a lookup makes the one release it reads)."""
+
+    def build() -> dict[Any, tuple[tuple[Any, ...], tuple[Any, ...]]]:
+        return {
+            parts[-1]: (parts, (r["has_function"], r["decode_exports"], r["enable_dcp"], r.get("file"), r.get("line"),
+                                r.get("params")))
+            for parts, r in _compiled.releases_in_order(str(_DATA), __file__)
+        }
+
+    return _compiled.load("flashinfer_dcp.json.by-key", (str(_DATA), __file__, pep440.__file__), build)
+
+
+_made: dict[Any, FlashinferRelease] = {}
+
+
+def _release(key: Any) -> FlashinferRelease:
+    """The release whose version has sort key ``key`` (one of ``_rows()``'), made once."""
+    made = _made.get(key)
+    if made is None:
+        parts, values = _rows()[key]
+        made = _made.setdefault(key, FlashinferRelease(Version._from_parts(parts), *values))
+    return made
+
+
+def _known(version: Version) -> FlashinferRelease | None:
+    """The table's row for ``version`` (PEP 440 equality), else None."""
+    key = version._key  # what Version's equality and hash compare
+    return _release(key) if key in _rows() else None
+
+
+@cache
 def _table() -> Mapping[Version, FlashinferRelease]:
-    kept = _compiled.releases_in_order(str(_DATA), __file__)
-    rows = [
-        FlashinferRelease(
-            version=Version._from_parts(parts),
-            has_function=r["has_function"],
-            decode_exports=r["decode_exports"],
-            enable_dcp=r["enable_dcp"],
-            file=r.get("file"),
-            line=r.get("line"),
-            params=r.get("params"),
-        )
-        for parts, r in kept
-    ]
-    return {r.version: r for r in rows}
+    return {r.version: r for r in map(_release, _rows())}
 
 
 def table_info() -> Mapping[str, object]:
@@ -79,13 +104,14 @@ def releases() -> tuple[Version, ...]:
 def release_info(version: str) -> FlashinferRelease | None:
     """The table row for a released version (a ``+local`` label is ignored), else None."""
     parsed = _parse(version)
-    return None if parsed is None else _table().get(Version(parsed.public))
+    return None if parsed is None else _known(Version(parsed.public))
 
 
 @cache
 def min_enable_dcp() -> Version:
     """The first release, in PEP 440 order, whose signature has ``enable_dcp`` (0.6.17rc1)."""
-    return next(r.version for r in _table().values() if r.passes)
+    # (read off the rows: the releases before it are not made)
+    return next(Version._from_parts(parts) for parts, (_, exports, dcp, *_) in _rows().values() if exports and dcp)
 
 
 @cache
@@ -120,7 +146,7 @@ def has_enable_dcp(version: str) -> bool | None:
     v = _parse(version)
     if v is None or _undeterminable(v):
         return None
-    known = _table().get(Version(v.public))
+    known = _known(Version(v.public))
     if known is not None:
         return known.passes
     public = Version(v.public)

@@ -12,8 +12,10 @@ merger does with a YAML key. Standard library only: `kimi-lsp --check` must star
 from __future__ import annotations
 
 import functools
+import marshal
 import os
 import re
+from collections.abc import Mapping
 from types import MappingProxyType
 
 from kimi_lsp._record import dataclass, field
@@ -21,7 +23,8 @@ from kimi_lsp.knowledge import _compiled
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up: see _record.py)
 if TYPE_CHECKING:
-    from typing import Any, Callable, Mapping
+    from collections.abc import Iterator
+    from typing import Any, Callable
 
 # os.path rather than pathlib, argparse, difflib or decimal at import time: this module is on
 # the start-up path of `kimi-lsp --check` and those imports cost more than loading the data.
@@ -191,6 +194,17 @@ class Schema:
         object.__setattr__(self, "_by_option", by_option)
         object.__setattr__(self, "_by_dest", by_dest)
         object.__setattr__(self, "_by_config_key", self._config_table())
+
+    if not TYPE_CHECKING:  # (for mypy, a class with __getattr__ has every attribute)
+
+        def __getattr__(self, name: str) -> Any:
+            """``flags`` of a kept schema (``_schema_from_kept``), made on the first read."""
+            if name == "flags":
+                rows = self.__dict__.get("_rows")
+                if rows is not None:
+                    flags = self.__dict__["flags"] = rows.all()
+                    return flags
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def _config_table(self) -> dict[str, Flag]:
         """key -> the flag the merger treats it as: a refused action, else a store-true one, else any."""
@@ -541,28 +555,30 @@ def _thawed(value: Any) -> Any:
 
 
 def _kept_form(schema: Schema) -> tuple[Any, ...]:
-    """`schema` as marshal keeps it: each flag's fields in `_FLAG_FIELDS` order (a default or
-    const that holds a mapping thawed, listed to be frozen again), the name of its type's table,
-    and the lookup tables as flag indices, so that `_schema_from_kept` builds nothing twice."""
+    """`schema` as marshal keeps it. Each flag is its own marshal bytes (a launch looks a dozen
+    flags up, of ~530: `_FlagRows` decodes only those): its fields in `_FLAG_FIELDS` order (a
+    default or const that holds a mapping thawed, with the positions to freeze again) and the
+    name of its type's table. The lookup tables map to flag indices, so that
+    `_schema_from_kept` builds nothing twice."""
     index = {id(f): i for i, f in enumerate(schema.flags)}
-    rows, frozen_again, type_names, type_data = [], [], [], {}
-    for i, f in enumerate(schema.flags):
+    rows, type_data = [], {}
+    for f in schema.flags:
         row = [getattr(f, name) for name in _FLAG_FIELDS]
+        thawed = []
         for at in (_FLAG_FIELDS.index("default"), _FLAG_FIELDS.index("const")):
             if _holds_mapping(row[at]):
                 row[at] = _thawed(row[at])
-                frozen_again.append((i, at))
-        rows.append(tuple(row))
-        type_names.append(f.type if f.type_info is not None else None)
+                thawed.append(at)
+        rows.append(marshal.dumps((tuple(row), tuple(thawed), f.type if f.type_info is not None else None)))
         if f.type_info is not None:
             type_data[f.type] = f.type_info
-    return (schema.version, tuple(rows), tuple(frozen_again), tuple(type_names), type_data,
+    return (schema.version, tuple(rows), type_data,
             {k: dict(v) for k, v in schema.deprecated_values.items()}, dict(schema.deprecated_flags),
             schema.config_store_true_keys, dict(schema.config_refused_keys),
             (schema.config_long_keys, schema.config_merger, schema.config_verbatim), dict(schema.choice_lists),
-            tuple((k, index[id(f)]) for k, f in schema._by_option.items()),
-            tuple((k, index[id(f)]) for k, f in schema._by_dest.items()),
-            tuple((k, index[id(f)]) for k, f in schema._by_config_key.items()))
+            {k: index[id(f)] for k, f in schema._by_option.items()},
+            {k: index[id(f)] for k, f in schema._by_dest.items()},
+            {k: index[id(f)] for k, f in schema._by_config_key.items()})
 
 
 def _holds_mapping(value: Any) -> bool:
@@ -571,33 +587,77 @@ def _holds_mapping(value: Any) -> bool:
     return isinstance(value, tuple) and any(_holds_mapping(v) for v in value)
 
 
-def _schema_from_kept(kept: tuple[Any, ...]) -> Schema:
-    """The schema `_kept_form` kept, equal field for field to `_schema_from_rows`' (tested on
-    every shipped release): the flags' instance dicts are filled directly, as the generated
-    ``__init__`` fills them, and the tables are rebuilt from indices."""
-    (version, rows, frozen_again, type_names, type_data, deprecated_values, deprecated_flags, store_true,
-     refused, (long_keys, merger, verbatim), choice_lists, by_option, by_dest, by_config_key) = kept
-    new = object.__new__
-    flags: list[Flag] = []
-    append = flags.append
-    for row, type_name in zip(rows, type_names):
-        flag = new(Flag)
-        d = flag.__dict__
+class _FlagRows:
+    """A kept schema's flags, each decoded and made when first asked for; the same object
+    every time (lookups, ``Schema.flags``)."""
+
+    __slots__ = ("_rows", "_type_data", "_made")
+
+    def __init__(self, rows: tuple[bytes, ...], type_data: dict[str, Any]) -> None:
+        self._rows = rows
+        self._type_data = type_data
+        self._made: dict[int, Flag] = {}
+
+    def flag(self, i: int) -> Flag:
+        flag = self._made.get(i)
+        if flag is not None:
+            return flag
+        row, thawed, type_name = marshal.loads(self._rows[i])
+        flag = object.__new__(Flag)
+        d = flag.__dict__  # filled as the generated __init__ fills it
         (d["dest"], d["options"], d["action"], d["type"], d["choices"], d["default"], d["nargs"], d["const"],
          d["required"], d["help"], d["hidden"], d["deprecated"], d["config_refused"]) = row
-        d["type_info"] = None if type_name is None else type_data[type_name]
-        append(flag)
-    for i, at in frozen_again:
-        flags[i].__dict__[_FLAG_FIELDS[at]] = _freeze(flags[i].__dict__[_FLAG_FIELDS[at]])
-    schema = new(Schema)
+        for at in thawed:
+            d[_FLAG_FIELDS[at]] = _freeze(d[_FLAG_FIELDS[at]])
+        d["type_info"] = None if type_name is None else self._type_data[type_name]
+        return self._made.setdefault(i, flag)  # (two threads asking at once get the same flag)
+
+    def all(self) -> tuple[Flag, ...]:
+        return tuple(self.flag(i) for i in range(len(self._rows)))
+
+
+class _FlagTable(Mapping[str, Flag]):
+    """A lookup table of a kept schema: key -> flag index, the flag made when first read."""
+
+    __slots__ = ("_index", "_rows")
+
+    def __init__(self, index: dict[str, int], rows: _FlagRows) -> None:
+        self._index = index
+        self._rows = rows
+
+    def __getitem__(self, key: str) -> Flag:
+        return self._rows.flag(self._index[key])
+
+    def get(self, key: str, default: Any = None) -> Any:
+        i = self._index.get(key)
+        return default if i is None else self._rows.flag(i)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._index
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._index)
+
+    def __len__(self) -> int:
+        return len(self._index)
+
+
+def _schema_from_kept(kept: tuple[Any, ...]) -> Schema:
+    """The schema `_kept_form` kept, equal field for field to `_schema_from_rows`' (tested on
+    every shipped release). Its flags are made as lookups reach them (`_FlagRows`), and all of
+    them on the first read of ``Schema.flags``."""
+    (version, rows, type_data, deprecated_values, deprecated_flags, store_true, refused,
+     (long_keys, merger, verbatim), choice_lists, by_option, by_dest, by_config_key) = kept
+    flags = _FlagRows(rows, type_data)
+    schema = object.__new__(Schema)
     schema.__dict__.update(
-        version=version, flags=tuple(flags),
+        version=version, _rows=flags,
         deprecated_values=MappingProxyType({k: MappingProxyType(v) for k, v in deprecated_values.items()}),
         deprecated_flags=MappingProxyType(deprecated_flags), config_store_true_keys=store_true,
         config_refused_keys=MappingProxyType(refused), config_long_keys=long_keys, config_merger=merger,
         config_verbatim=verbatim, choice_lists=MappingProxyType(choice_lists),
-        _by_option={k: flags[i] for k, i in by_option}, _by_dest={k: flags[i] for k, i in by_dest},
-        _by_config_key={k: flags[i] for k, i in by_config_key})
+        _by_option=_FlagTable(by_option, flags), _by_dest=_FlagTable(by_dest, flags),
+        _by_config_key=_FlagTable(by_config_key, flags))
     return schema
 
 

@@ -8,14 +8,20 @@ lint time needs no resolver and no network.
 
 from __future__ import annotations
 
+import marshal
 from collections.abc import Mapping
 from functools import cache
 from pathlib import Path
 from types import MappingProxyType
 
 from kimi_lsp._record import dataclass, field
+from kimi_lsp import pep440
 from kimi_lsp.knowledge import _compiled
 from kimi_lsp.pep440 import InvalidVersion, Version
+
+TYPE_CHECKING = False  # typing is not imported at run time (start-up: see _record.py)
+if TYPE_CHECKING:
+    from typing import Any
 
 _DATA = Path(__file__).with_name("data") / "sglang_releases.json"
 
@@ -36,11 +42,26 @@ class SglangRelease:
 
 
 @cache
-def _table() -> Mapping[Version, SglangRelease]:
-    kept = _compiled.releases_in_order(str(_DATA), __file__)
-    table: dict[Version, SglangRelease] = {}
-    for parts, row in kept:
-        release = SglangRelease(
+def _rows() -> dict[Any, tuple[tuple[Any, ...], bytes]]:
+    """Each release by its version's sort key: its version's parts and its row, the row as its
+    own marshal bytes (a lint asks for one or two releases of ~100: ``_release`` decodes those).
+    PEP 440 order; a repeated version keeps its first place and its last row, as the table did."""
+
+    def build() -> dict[Any, tuple[tuple[Any, ...], bytes]]:
+        return {parts[-1]: (parts, marshal.dumps(row)) for parts, row in _compiled.releases_in_order(str(_DATA), __file__)}
+
+    return _compiled.load("sglang_releases.json.by-key", (str(_DATA), __file__, pep440.__file__), build)
+
+
+_made: dict[Any, SglangRelease] = {}
+
+
+def _release(key: Any) -> SglangRelease:
+    """The release whose version has sort key ``key`` (one of ``_rows()``'), made once."""
+    made = _made.get(key)
+    if made is None:
+        row = marshal.loads(_rows()[key][1])
+        made = _made.setdefault(key, SglangRelease(
             version=row["version"],
             flashinfer_requirement=row.get("flashinfer_requirement"),
             flashinfer_version=row.get("flashinfer_version"),
@@ -48,9 +69,13 @@ def _table() -> Mapping[Version, SglangRelease]:
             pins=MappingProxyType(dict(row.get("pins") or {})),
             flashinfer_extra=row.get("flashinfer_extra"),
             k3_dcp_check_file=row.get("k3_dcp_check"),
-        )
-        table[Version._from_parts(parts)] = release  # a repeated version: the last row wins, as before
-    return table
+        ))
+    return made
+
+
+@cache
+def _table() -> Mapping[Version, SglangRelease]:
+    return {Version._from_parts(parts): _release(key) for key, (parts, _) in _rows().items()}
 
 
 def sglang_release(version: str) -> SglangRelease | None:
@@ -59,7 +84,8 @@ def sglang_release(version: str) -> SglangRelease | None:
         parsed = Version(version.strip())
     except InvalidVersion:
         return None
-    return _table().get(Version(parsed.public))
+    key = Version(parsed.public)._key  # what Version's equality and hash compare
+    return _release(key) if key in _rows() else None
 
 
 def sglang_versions() -> tuple[str, ...]:

@@ -24,7 +24,7 @@ from collections.abc import Callable
 
 from kimi_lsp import _regex
 from kimi_lsp._record import dataclass
-from kimi_lsp.pins.model import Pin, PinFormat, PinProblem, PinSource
+from kimi_lsp.pins.model import LazyPins, Pin, PinFormat, PinProblem, PinSource
 from kimi_lsp.syntax import ynodes
 from kimi_lsp.text import Located, Span
 from kimi_lsp.workspace import SourceText
@@ -272,15 +272,18 @@ def _read_toml_lock(source: SourceText, fmt: PinFormat, tool: str | None, array:
 
 def _scan_uv_lock(source: SourceText) -> PinSource | None:
     """A uv.lock in uv's own shape, read by ``syntax.uv_lock.scan`` (no tomllib, no locator);
-    None for any other text, which ``_read_toml_lock`` reads. Builds the pins exactly as
-    ``_toml_entry_pin`` does from tomllib's values and the locator's positions."""
-    from kimi_lsp.syntax.uv_lock import scan
+    None for any other text, which ``_read_toml_lock`` reads. The whole file is checked here; its
+    pins are made on demand (``LazyPins``), each exactly as ``_toml_entry_pin`` makes it from
+    tomllib's values and the locator's positions."""
+    from kimi_lsp.syntax.uv_lock import package, scan
 
     lock = scan(source.text)
     if lock is None or not lock.has_version:
         return None
-    pins: list[Pin] = []
-    for p in lock.packages:
+    rows = lock.rows
+
+    def make(i: int) -> Pin:
+        p = package(rows[i])
         marker: str | None = None
         forks = p.resolution_markers
         if forks:
@@ -289,19 +292,21 @@ def _scan_uv_lock(source: SourceText) -> PinSource | None:
         # both key/values end at their line's end (the scan reads nothing after a closing quote)
         end = name_kv.end if version_kv is None else max(name_kv.end, version_kv.end)
         start = name_kv.start if version_kv is None else min(name_kv.start, version_kv.start)
-        pins.append(
-            Pin(
-                name=_canonical(p.name),
-                written_name=Located(p.name, p.name_content),
-                specifier=_eq_spec(p.version),
-                version=p.version,
-                span=Span(start, end),
-                spec_span=None,
-                marker=marker or None,
-                hashed=p.artifacts,
-            )
+        return Pin(
+            name=_canonical(p.name),
+            written_name=Located(p.name, p.name_content),
+            specifier=_eq_spec(p.version),
+            version=p.version,
+            span=Span(start, end),
+            spec_span=None,
+            marker=marker or None,
+            hashed=p.artifacts,
         )
-    return PinSource(source.path, PinFormat.UV_LOCK, True, tuple(pins), tool="uv", relock_command=RELOCK[PinFormat.UV_LOCK])
+
+    # every name canonicalized in one pass (names hold no newline: the scan's strings exclude it)
+    names = _canonical("\n".join(r[0] for r in rows)).split("\n") if rows else []
+    return PinSource.on_demand(source.path, PinFormat.UV_LOCK, True, LazyPins(names, make), tool="uv",
+                               relock_command=RELOCK[PinFormat.UV_LOCK])
 
 
 def _string_at(source: SourceText, pos: TomlPositions, path: KeyPath) -> tuple[Span, Span] | None:

@@ -7,6 +7,11 @@ from pathlib import Path
 from kimi_lsp._record import dataclass, field
 from kimi_lsp.text import Located, Span
 
+TYPE_CHECKING = False  # typing is not imported at run time (start-up: see _record.py)
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+    from typing import Any
+
 
 @dataclass(frozen=True, slots=True)
 class Pin:
@@ -72,15 +77,76 @@ class PinSource:
     includes: tuple[Path, ...] = ()
     # ``pins`` by name, made on the first ``pins_for`` (not part of the value: never compared)
     _by_name: dict[str, tuple[Pin, ...]] | None = field(default=None, init=False, repr=False, compare=False)
+    # Where the pins come from when they are made on demand (``on_demand``); None when given
+    _lazy: LazyPins | None = field(default=None, init=False, repr=False, compare=False)
+
+    @classmethod
+    def on_demand(cls, path: Path, format: PinFormat, is_lock: bool, pins: LazyPins,  # noqa: A002
+                  tool: str | None = None, relock_command: str | None = None) -> PinSource:
+        """A source whose pins are made when asked for: ``pins_for`` makes those of one name,
+        and the first read of ``pins`` (comparing, printing or pickling the source reads it too)
+        makes them all. The value is the same as if ``pins`` had been given."""
+        source = cls(path, format, is_lock, (), tool=tool, relock_command=relock_command)
+        object.__delattr__(source, "pins")  # an unset slot: reading it calls __getattr__
+        object.__setattr__(source, "_lazy", pins)
+        return source
+
+    if not TYPE_CHECKING:  # (for mypy, a class with __getattr__ has every attribute)
+
+        def __getattr__(self, name: str) -> Any:
+            """``pins`` of an ``on_demand`` source, made on the first read."""
+            if name == "pins":
+                lazy = self._lazy
+                if lazy is not None:
+                    pins = lazy.all()
+                    object.__setattr__(self, "pins", pins)
+                    return pins
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def pins_for(self, name: str) -> tuple[Pin, ...]:
         """The pins of ``name`` in file order (asked for every launch: a lock of 200 packages is
         indexed by name once)."""
         index = self._by_name
         if index is None:
+            lazy = self._lazy
+            if lazy is not None:
+                return lazy.for_name(name)
             grouped: dict[str, list[Pin]] = {}
             for p in self.pins:
                 grouped.setdefault(p.name, []).append(p)
             index = {k: tuple(v) for k, v in grouped.items()}
             object.__setattr__(self, "_by_name", index)
         return index.get(name, ())
+
+
+class LazyPins:
+    """The pins of a file that was read in full, each made when first asked for (a 359 KB
+    uv.lock has ~200 entries, of which a launch asks for a handful: sglang, flashinfer and its
+    companions). ``names`` holds each entry's canonical name in file order; ``make(i)`` makes
+    the pin of entry ``i``. A pin is made once: ``for_name`` and ``all`` give the same objects."""
+
+    __slots__ = ("_names", "_make", "_made", "_index")
+
+    def __init__(self, names: Sequence[str], make: Callable[[int], Pin]) -> None:
+        self._names = names
+        self._make = make
+        self._made: dict[int, Pin] = {}
+        self._index: dict[str, list[int]] | None = None
+
+    def _pin(self, i: int) -> Pin:
+        pin = self._made.get(i)
+        if pin is None:  # (setdefault: two threads asking at once get the same pin)
+            pin = self._made.setdefault(i, self._make(i))
+        return pin
+
+    def for_name(self, name: str) -> tuple[Pin, ...]:
+        index = self._index
+        if index is None:
+            index = {}
+            for i, n in enumerate(self._names):
+                index.setdefault(n, []).append(i)
+            self._index = index
+        return tuple(self._pin(i) for i in index.get(name, ()))
+
+    def all(self) -> tuple[Pin, ...]:
+        return tuple(self._pin(i) for i in range(len(self._names)))

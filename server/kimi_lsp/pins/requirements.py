@@ -32,6 +32,9 @@ from kimi_lsp.workspace import SourceText, Workspace
 _COMMENT_RE = _regex.compile(r"(^|\s+)#.*$")
 _PHYSICAL_RE = _regex.compile(r"[^\r\n]*(?:\r\n|\r|\n|$)")
 _URL_RE = _regex.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://|^file:")
+_COMMENT_LINE_RE = _regex.compile(r"\s*#")
+_WORD_RE = _regex.compile(r"\S+")
+_DIRECT_REF_RE = _regex.compile(r"^[A-Za-z0-9._-]+\s*(\[[^\]]*\])?\s*@")  # PEP 508 `name @ url`
 # pip: options that consume the next word when written without '='
 _VALUE_OPTS = {
     "-r", "--requirement", "-c", "--constraint", "-e", "--editable", "-i", "--index-url",
@@ -68,7 +71,7 @@ def logical_lines(text: str, base: int = 0) -> list[_Logical]:
             continue  # the empty match at the very end
         raw = m.group(0).rstrip("\r\n")
         start = base + m.start()
-        is_comment = bool(re.match(r"\s*#", raw))
+        is_comment = _COMMENT_LINE_RE.match(raw) is not None
         if raw.endswith("\\") and not is_comment:
             pending.append((raw.rstrip("\\"), start))
             continue
@@ -98,7 +101,7 @@ def _join(segments: list[tuple[str, int]]) -> _Logical:
 
 
 def _words(text: str) -> list[tuple[str, int]]:
-    return [(m.group(0), m.start()) for m in re.finditer(r"\S+", text)]
+    return [(m.group(0), m.start()) for m in _WORD_RE.finditer(text)]
 
 
 def parse_line(
@@ -188,7 +191,7 @@ def _unquote(word: str) -> str:
 
 
 def _looks_like_path_or_url(req: str) -> bool:
-    if " @ " in req or re.match(r"^[A-Za-z0-9._-]+\s*(\[[^\]]*\])?\s*@", req):
+    if " @ " in req or _DIRECT_REF_RE.match(req):
         return False  # PEP 508 direct reference: name @ url
     return bool(_URL_RE.match(req)) or req.startswith((".", "/", "~")) or req.endswith((".whl", ".tar.gz", ".zip"))
 

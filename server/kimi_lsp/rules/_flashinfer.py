@@ -157,7 +157,7 @@ def _broken(source: PinSource) -> Finding | None:
     """A pin file that exists but yielded nothing it could read: a conflict marker, invalid
     TOML, a permission error, a directory or device under a pin file's name. What it pins is
     unknown, so it is never "no pin" (fail closed: the launch is not proven safe)."""
-    if source.pins or not source.problems:
+    if not source.problems or source.pins:  # (in this order: a lock's pins are made on demand)
         return None
     first = source.problems[0]
     unreadable = first.span.start == 0 and first.span.end == 0 and first.message.startswith(f"{source.path.name}: ")

@@ -59,6 +59,7 @@ def backends_text(allowed: tuple[str, ...]) -> str:
 K3_ARCH = "KimiK3ForConditionalGeneration"
 K3_TEXT_ARCH = "KimiK3LinearForCausalLM"
 _K3_NAME = _regex.compile(r"kimi[-_ ]?k3", re.IGNORECASE)
+_HUB_MODEL_ID = _regex.compile(r"[\w.-]+/[\w.-]+")  # `org/name`: a model the hub cache may hold
 # Platform defaults that set --attention-backend before the model override (platform_hook.py)
 _DEVICE_DEFAULT_BACKEND = {"cpu": "intel_amx or torch_native", "hpu": "torch_native", "npu": "ascend"}
 
@@ -230,7 +231,7 @@ def _config_json_arch(ctx: LaunchContext, model: str) -> ModelFacts | None:
     local = ws.remembered(("config-json-local", ctx.launch.command.base_dir, model), lambda: _local_config_arch(ctx, model))
     if local is not None:
         return local
-    if not re.fullmatch(r"[\w.-]+/[\w.-]+", model):
+    if not _HUB_MODEL_ID.fullmatch(model):
         return None
     # the hub cache does not depend on where the launch is: once per model and cache settings
     return ws.remembered(("config-json-hub", model, _hub_env(ctx)), lambda: _hub_config_arch(ctx, model))

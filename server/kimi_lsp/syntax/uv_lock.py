@@ -73,7 +73,10 @@ _block: re.Pattern[str] | None = None
 # come in a fixed order), so the table has no duplicate key to look for. Anything else in a
 # package (another key, another order, a sub-table) is left to the block loop, which carries on
 # from where this match ends with the keys it saw; the answer is the loop's own (tested).
-_DEP = rf'\{{ name = {_STR}(?:, extra = \[{_STR}(?:, {_STR})*\])?(?:, marker = {_STR})? \}}'
+# A dependency's keys in uv's order: ``version`` and ``source`` are written together, for a package
+# the lock holds more than one version of (numpy, one per Python range).
+_DEP = (rf'\{{ name = {_STR}(?:, version = {_STR}, source = \{{ [a-z]+ = {_STR} \}})?'
+        rf'(?:, extra = \[{_STR}(?:, {_STR})*\])?(?:, marker = {_STR})? \}}')
 _PACKAGE_PATTERN = (
     r"\[\[package\]\]\n"
     rf"name = (?P<name>{_STR})\n"
@@ -108,6 +111,18 @@ _PARENT_KEY = {"options.exclude-newer-package": ("options", "exclude-newer-packa
                "package.metadata.requires-dev": ("package.metadata", "requires-dev")}
 
 
+# One [[package]] table as the scan leaves it: a plain tuple, not a record. A 359 KB lock has ~200
+# packages and a run asks for a handful of them (``pins/locks.py`` makes pins by name, on demand):
+# name, offset of its ``name`` line, version (None when absent), offset of its ``version`` line
+# (None with it), resolution-markers (None when absent), whether an artifact list sits in it.
+# Both lines read ``key = "string"`` with the string unescaped, so the offsets place the rest.
+TYPE_CHECKING = False  # typing is not imported at run time (start-up: see _record.py)
+if TYPE_CHECKING:
+    from typing import TypeAlias
+
+    PackageRow: TypeAlias = tuple[str, int, str | None, int | None, tuple[str, ...] | None, bool]
+
+
 @dataclass(frozen=True, slots=True)
 class UvPackage:
     """One ``[[package]]`` table: its name and version strings, each with the span of its key/value
@@ -123,10 +138,22 @@ class UvPackage:
     artifacts: bool
 
 
+def package(row: PackageRow) -> UvPackage:
+    """The located package a scan row stands for."""
+    name, at, version, version_at, markers, artifacts = row
+    return UvPackage(name, Span(at, at + 9 + len(name)), Span(at + 8, at + 8 + len(name)), version,
+                     None if version is None or version_at is None else Span(version_at, version_at + 12 + len(version)),
+                     markers, artifacts)
+
+
 @dataclass(frozen=True, slots=True)
 class UvLock:
     has_version: bool  # the top-level ``version`` key
-    packages: tuple[UvPackage, ...]
+    rows: tuple[PackageRow, ...]  # the [[package]] tables in file order
+
+    @property
+    def packages(self) -> tuple[UvPackage, ...]:
+        return tuple(package(r) for r in self.rows)
 
 
 def _inline_duplicates(value: str) -> bool:
@@ -164,12 +191,12 @@ def scan(text: str) -> UvLock | None:
     table_keys: dict[str, set[str]] = {"": keys}
     top_rank = 0
     sub_rank = 0
-    packages: list[UvPackage] = []
+    rows: list[PackageRow] = []
     in_package = False
     name: str | None = None
-    name_kv = name_content = Span(0, 0)
+    name_at = 0  # where the package's `name = ` line starts
     version: str | None = None
-    version_kv: Span | None = None
+    version_at: int | None = None
     markers: tuple[str, ...] | None = None
     has_artifacts = False
 
@@ -181,8 +208,8 @@ def scan(text: str) -> UvLock | None:
         if c == "[" and match_package is not None and top_rank <= 5:
             m = match_package(text, pos)
             if m is not None:  # as the block loop reads it: the header, then each key once
-                if not _next_package(packages, table_keys, in_package, name, name_kv, name_content, version,
-                                     version_kv, markers, has_artifacts):
+                if not _next_package(rows, table_keys, in_package, name, name_at, version, version_at, markers,
+                                     has_artifacts):
                     return None
                 in_package = True
                 sub_rank = 0
@@ -190,14 +217,10 @@ def scan(text: str) -> UvLock | None:
                 table = "package"
                 keys = {"name", "version", "source"}
                 table_keys["package"] = keys
-                start = m.start("name") - 7  # the line's start: `name = `
-                end = m.end("name")
+                name_at = m.start("name") - 7  # the line's start: `name = `
                 name = m.group("name")[1:-1]
-                name_kv = Span(start, end)
-                name_content = Span(start + 8, end - 1)
-                start = m.start("version") - 10
+                version_at = m.start("version") - 10
                 version = m.group("version")[1:-1]
-                version_kv = Span(start, m.end("version"))
                 markers = None
                 got = m.group("markers")
                 if got is not None:
@@ -236,15 +259,12 @@ def scan(text: str) -> UvLock | None:
                 if key == "name" or key == "version":
                     if value[0] != '"':
                         return None
-                    start = m.start()
-                    end = m.end("value")
-                    if key == "name":
+                    if key == "name":  # the line is `name = "..."`, the string unescaped (_STR)
                         name = value[1:-1]
-                        name_kv = Span(start, end)
-                        name_content = Span(m.start("value") + 1, end - 1)
+                        name_at = m.start()
                     else:
                         version = value[1:-1]
-                        version_kv = Span(start, end)
+                        version_at = m.start()
                 elif key == "resolution-markers":
                     if value[0] != "[" or _STR_RE.sub("", value).strip("[], \n"):
                         return None  # not an array of strings
@@ -259,12 +279,12 @@ def scan(text: str) -> UvLock | None:
             if rank is None or rank < top_rank:
                 return None
             if got == "package":
-                if not _next_package(packages, table_keys, in_package, name, name_kv, name_content, version,
-                                     version_kv, markers, has_artifacts):
+                if not _next_package(rows, table_keys, in_package, name, name_at, version, version_at, markers,
+                                     has_artifacts):
                     return None
                 in_package = True
                 name = version = None
-                version_kv = None
+                version_at = None
                 markers = None
                 has_artifacts = False
                 sub_rank = 0
@@ -291,19 +311,19 @@ def scan(text: str) -> UvLock | None:
     if in_package:
         if not name:
             return None
-        packages.append(UvPackage(name, name_kv, name_content, version, version_kv, markers, has_artifacts))
-    return UvLock("version" in table_keys[""], tuple(packages))
+        rows.append((name, name_at, version, version_at, markers, has_artifacts))
+    return UvLock("version" in table_keys[""], tuple(rows))
 
 
-def _next_package(packages: list[UvPackage], table_keys: dict[str, set[str]], in_package: bool, name: str | None,
-                  name_kv: Span, name_content: Span, version: str | None, version_kv: Span | None,
-                  markers: tuple[str, ...] | None, has_artifacts: bool) -> bool:
+def _next_package(rows: list[PackageRow], table_keys: dict[str, set[str]], in_package: bool, name: str | None,
+                  name_at: int, version: str | None, version_at: int | None, markers: tuple[str, ...] | None,
+                  has_artifacts: bool) -> bool:
     """A new [[package]] begins: the one before it is done (False when it had no name: not uv's
     shape), and the sub-tables it defined may be defined again."""
     if in_package:
         if not name:
             return False
-        packages.append(UvPackage(name, name_kv, name_content, version, version_kv, markers, has_artifacts))
+        rows.append((name, name_at, version, version_at, markers, has_artifacts))
     for sub in _PACKAGE_TABLES:
         table_keys.pop(sub, None)
     return True
@@ -314,4 +334,4 @@ def _parent_defines(table_keys: dict[str, set[str]], table: str) -> bool:
     return parent is not None and parent[1] in table_keys.get(parent[0], ())
 
 
-__all__ = ["UvLock", "UvPackage", "artifacts", "scan"]
+__all__ = ["UvLock", "UvPackage", "artifacts", "package", "scan"]
