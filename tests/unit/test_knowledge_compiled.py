@@ -128,3 +128,48 @@ def test_the_tables_read_the_same_through_their_entries(store: Path) -> None:
         import json
 
         assert fresh == json.loads(module._DATA.read_text("utf-8"))
+
+
+def test_a_kept_schema_makes_the_flags_a_lookup_reaches() -> None:
+    """A launch looks a dozen flags up of ~530: a kept schema decodes and makes only those, each
+    once (a lookup and ``Schema.flags`` give the same object), and every table answers as the
+    reference construction's does."""
+    version = schema.shipped_versions()[-1]
+    ref = schema._schema_from_rows(schema._store().attrs, *schema._release_rows(version))
+    fast = schema._schema_from_kept(marshal.loads(marshal.dumps(schema._kept_form(ref))))
+    rows = fast.__dict__["_rows"]
+    assert "flags" not in fast.__dict__ and not rows._made
+    tp = fast.exact("--tp-size")
+    assert tp is not None and tp == ref.exact("--tp-size") and len(rows._made) == 1
+    assert fast.match("--tensor-parallel-size") is tp and fast.by_dest("tp_size") is tp
+    assert fast.config_key("tp-size") is tp and len(rows._made) == 1
+    assert fast.exact("--no-such-flag") is None and fast.config_key("no_such_key") is None
+    assert fast.match("--tp") == ref.match("--tp")  # a prefix: argparse's abbreviation rules
+    flags = fast.flags  # all of them now, once
+    assert fast.flags is flags and len(flags) == len(ref.flags) and tp in flags
+    assert next(f for f in flags if f.dest == "tp_size") is tp
+    assert list(fast._by_option) == list(ref._by_option) and len(fast._by_config_key) == len(ref._by_config_key)
+
+
+def test_a_release_table_makes_the_releases_a_lookup_reaches() -> None:
+    """``sglang_release`` and ``has_enable_dcp`` make the one release they read; the whole table,
+    when asked for, holds those same objects."""
+    sglang_releases._rows.cache_clear()
+    sglang_releases._table.cache_clear()
+    sglang_releases._made.clear()
+    newest = sglang_releases.sglang_versions()[-1]
+    sglang_releases._table.cache_clear()
+    sglang_releases._made.clear()
+    rel = sglang_releases.sglang_release(newest)
+    assert rel is not None and rel.version == newest and len(sglang_releases._made) == 1
+    assert sglang_releases.sglang_release(newest + ".0") is rel  # PEP 440 equality
+    assert sglang_releases.sglang_release("0.0.0.1") is None and len(sglang_releases._made) == 1
+    assert rel in sglang_releases._table().values()
+    assert next(r for r in sglang_releases._table().values() if r.version == newest) is rel
+
+    flashinfer._table.cache_clear()
+    flashinfer._made.clear()
+    info = flashinfer.release_info("0.6.17rc1")
+    assert info is not None and info.passes and len(flashinfer._made) == 1
+    assert str(flashinfer.min_enable_dcp()) == "0.6.17rc1" and len(flashinfer._made) == 1
+    assert flashinfer._table()[info.version] is info

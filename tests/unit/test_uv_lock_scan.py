@@ -205,3 +205,41 @@ def test_uvs_usual_package_shape_takes_the_one_match() -> None:
     pattern = re.compile(uv_lock._PACKAGE_PATTERN)
     starts = [m.start() for m in re.finditer(r"^\[\[package\]\]\n", text, re.M)]
     assert len(starts) > 200 and all(pattern.match(text, s) for s in starts)
+    # ... and reads each of those tables to its end (forked dependencies, with `version` and
+    # `source`, included): nothing is left to the block loop
+    ends = [m.end() for m in map(pattern.match, [text] * len(starts), starts) if m is not None]
+    assert all(text.startswith("\n", e) or e == len(text) for e in ends)
+
+
+def test_the_lock_pins_are_made_on_demand_and_once() -> None:
+    """``read_uv_lock`` checks the whole lock but makes a pin only when asked for: ``pins_for``
+    makes that name's pins and leaves the others unmade; reading ``pins`` makes the rest, and every
+    pin is made once (``pins_for`` and ``pins`` give the same objects, in file order)."""
+    path = TESTS / "pins_fixtures" / "uv-lock" / "sglang-only" / "uv.lock"
+    text = path.read_text("utf-8")
+    source = locks.read_uv_lock(SourceText(path, text))
+    lazy = source._lazy
+    assert lazy is not None and not lazy._made
+    fi = source.pins_for("flashinfer-python")
+    assert [p.name for p in fi] == ["flashinfer-python"] and len(lazy._made) == 1
+    assert source.pins_for("no-such-package") == () and len(lazy._made) == 1
+    assert source.pins_for("flashinfer-python")[0] is fi[0]
+    everything = source.pins  # made now, once
+    assert len(everything) > 200 and source.pins is everything
+    assert next(p for p in everything if p.name == "flashinfer-python") is fi[0]
+    assert source == _tomllib_path(path, text)
+    # a copy read the usual way (pins given) is the same value, printed the same way
+    eager = PinSource(source.path, source.format, source.is_lock, everything, tool=source.tool,
+                      relock_command=source.relock_command)
+    assert eager == source and repr(eager) == repr(source) and hash(eager) == hash(source)
+
+
+def test_names_are_canonical_for_pins_for() -> None:
+    """Names as written (``Flashinfer_Python``) are found by their canonical name."""
+    text = ('version = 1\n\n[[package]]\nname = "Flashinfer_Python"\nversion = "0.6.17"\n'
+            'source = { registry = "https://pypi.org/simple" }\n\n'
+            '[[package]]\nname = "torch"\nversion = "2.9.1"\nsource = { registry = "https://pypi.org/simple" }\n')
+    source = locks.read_uv_lock(SourceText(Path("uv.lock"), text))
+    (pin,) = source.pins_for("flashinfer-python")
+    assert (pin.version, pin.written_name.value) == ("0.6.17", "Flashinfer_Python")
+    assert [p.name for p in source.pins] == ["flashinfer-python", "torch"]
