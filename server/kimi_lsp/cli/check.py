@@ -16,7 +16,6 @@ from collections.abc import Callable
 from pathlib import Path
 from types import SimpleNamespace
 
-from kimi_lsp import cache
 from kimi_lsp.cli import output
 from kimi_lsp.diagnostics import Diagnostic, Severity
 from kimi_lsp.workspace import Workspace, record_touched, take_touched
@@ -26,6 +25,7 @@ if TYPE_CHECKING:
     from typing import TextIO
 
     from kimi_lsp.text import Span
+    from kimi_lsp import cache
     from kimi_lsp.workspace import SourceText
 
 # The engine (rules, schema, surface and pin readers) is imported where a lint runs, so that a
@@ -202,7 +202,11 @@ def _explicit_files(paths: list[str], workspace: Workspace) -> list[Path] | None
 
 
 def _run_cache(ns: SimpleNamespace, workspace: Workspace, overrides: dict[str, object]) -> tuple[cache.Cache | None, list[Path] | None]:
-    if ns.fix or ns.diff or not cache.enabled(ns.no_cache):
+    if ns.fix or ns.diff or ns.no_cache:
+        return None, None
+    from kimi_lsp import cache  # (not imported by a --no-cache run)
+
+    if not cache.enabled():
         return None, None
     files = _explicit_files(ns.paths, workspace)
     if files is None:

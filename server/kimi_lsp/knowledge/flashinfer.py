@@ -117,13 +117,8 @@ def min_enable_dcp() -> Version:
 @cache
 def first_good_final() -> str:
     """The oldest final release with ``enable_dcp``: what a quick-fix bumps to ("0.6.17")."""
-    return str(
-        next(
-            r.version
-            for r in _table().values()
-            if r.passes and not r.version.is_prerelease and not r.version.is_devrelease
-        )
-    )
+    finals = (Version._from_parts(parts) for parts, (_, exports, dcp, *_) in _rows().values() if exports and dcp)
+    return str(next(v for v in finals if not v.is_prerelease and not v.is_devrelease))
 
 
 def _parse(version: str) -> Version | None:

@@ -572,13 +572,16 @@ def _kept_form(schema: Schema) -> tuple[Any, ...]:
         rows.append(marshal.dumps((tuple(row), tuple(thawed), f.type if f.type_info is not None else None)))
         if f.type_info is not None:
             type_data[f.type] = f.type_info
+    # Equal keys made one object: marshal then writes each once and the others as references
+    # (a dest is usually a config key too), so a load decodes each string once.
+    same: dict[str, str] = {}
     return (schema.version, tuple(rows), type_data,
             {k: dict(v) for k, v in schema.deprecated_values.items()}, dict(schema.deprecated_flags),
-            schema.config_store_true_keys, dict(schema.config_refused_keys),
+            frozenset(same.setdefault(k, k) for k in schema.config_store_true_keys), dict(schema.config_refused_keys),
             (schema.config_long_keys, schema.config_merger, schema.config_verbatim), dict(schema.choice_lists),
-            {k: index[id(f)] for k, f in schema._by_option.items()},
-            {k: index[id(f)] for k, f in schema._by_dest.items()},
-            {k: index[id(f)] for k, f in schema._by_config_key.items()})
+            {same.setdefault(k, k): index[id(f)] for k, f in schema._by_option.items()},
+            {same.setdefault(k, k): index[id(f)] for k, f in schema._by_dest.items()},
+            {same.setdefault(k, k): index[id(f)] for k, f in schema._by_config_key.items()})
 
 
 def _holds_mapping(value: Any) -> bool:

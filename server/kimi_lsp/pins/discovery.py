@@ -217,6 +217,8 @@ def _dispatch(fmt: PinFormat, src: SourceText, workspace: Workspace) -> tuple[Pi
 
 def _included_requirements(source: PinSource, workspace: Workspace) -> tuple[PinSource, ...]:
     """A pyproject's ``[tool.setuptools.dynamic]`` dependency files, read as requirements."""
+    if not source.includes:
+        return ()
     from kimi_lsp.pins.requirements import read_requirements_tree
 
     out: list[PinSource] = []

@@ -51,7 +51,6 @@ def check(ctx: LaunchContext) -> Iterator[Violation]:
     if ev.failing or ev.broken:
         return  # KL101 speaks for this launch
     anchor = k3.anchor(ctx.launch)
-    first = fi.first_good_final()
     undecided = ev.undecided
     if not ev.findings:
         where = ", ".join(_rel(p, ctx) for p in ev.searched) or "the launch file's directory"
@@ -67,7 +66,7 @@ def check(ctx: LaunchContext) -> Iterator[Violation]:
         detail = f": {f.detail}" if f.detail else ""
         yield Violation(
             anchor,
-            f"Kimi-K3 DCP on cutedsl_mla needs `enable_dcp` (flashinfer-python >= {first}), but "
+            f"Kimi-K3 DCP on cutedsl_mla needs `enable_dcp` (flashinfer-python >= {fi.first_good_final()}), but "
             f"`{_describe(f)}` in {f.where} admits releases without it and no lockfile decides{detail}",
             fixes=tuple(fixes),
             related=(*_flashinfer.related_for(ctx, f), *_kimi.launched_from(ctx.launch, anchor)),

@@ -9,7 +9,6 @@ from kimi_lsp.launch import ArgProblem, ArgProblemKind, Origin, field_name
 from kimi_lsp.rules import _args
 from kimi_lsp.rules._base import FixAvailability, LaunchContext, Violation, rule
 from kimi_lsp.rules._fixes import replace_token_value
-from kimi_lsp.rules._vet import leaves_new_error
 from kimi_lsp.surfaces.model import Entry, Token
 from kimi_lsp.text import Span
 
@@ -296,6 +295,10 @@ def _offer(fix: Fix | None) -> tuple[Fix, ...]:
 def _hint(ctx: LaunchContext, fix: Fix | None, title: str) -> Fix:
     """A did-you-mean from spelling alone: never applied by --fix (display-only), and carrying
     an edit only when the launch it leaves re-lints without a new error."""
-    if fix is None or leaves_new_error(ctx, fix):
+    if fix is None:
+        return Fix(title, (), Applicability.DISPLAY_ONLY)
+    from kimi_lsp.rules._vet import leaves_new_error  # (a did-you-mean is rare: not imported at start-up)
+
+    if leaves_new_error(ctx, fix):
         return Fix(title, (), Applicability.DISPLAY_ONLY)
     return Fix(title, fix.edits, Applicability.DISPLAY_ONLY)

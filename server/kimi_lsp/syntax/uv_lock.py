@@ -208,27 +208,32 @@ def scan(text: str) -> UvLock | None:
         if c == "[" and match_package is not None and top_rank <= 5:
             m = match_package(text, pos)
             if m is not None:  # as the block loop reads it: the header, then each key once
-                if not _next_package(rows, table_keys, in_package, name, name_at, version, version_at, markers,
-                                     has_artifacts):
-                    return None
+                if in_package:  # (_next_package, inlined: ~200 packages)
+                    if not name:
+                        return None
+                    rows.append((name, name_at, version, version_at, markers, has_artifacts))
+                if sub_rank:  # the package before defined sub-tables: they may be defined again
+                    for sub in _PACKAGE_TABLES:
+                        table_keys.pop(sub, None)
                 in_package = True
                 sub_rank = 0
                 top_rank = 5
                 table = "package"
                 keys = {"name", "version", "source"}
                 table_keys["package"] = keys
-                name_at = m.start("name") - 7  # the line's start: `name = `
-                name = m.group("name")[1:-1]
-                version_at = m.start("version") - 10
-                version = m.group("version")[1:-1]
+                quoted, version, got, deps, sdist, wheels = m.group("name", "version", "markers", "deps", "sdist",
+                                                                    "wheels")
+                name = quoted[1:-1]
+                name_at = pos + 12  # after `[[package]]\n`
+                version_at = name_at + len(quoted) + 8  # after `name = "..."\n`
+                version = version[1:-1]
                 markers = None
-                got = m.group("markers")
                 if got is not None:
                     keys.add("resolution-markers")
                     markers = tuple(x[1:-1] for x in _STR_RE.findall(got))
-                if m.group("deps") is not None:
+                if deps is not None:
                     keys.add("dependencies")
-                has_artifacts = m.group("sdist") is not None or m.group("wheels") is not None
+                has_artifacts = sdist is not None or wheels is not None
                 pos = m.end()
                 continue
         if c in "swf":
