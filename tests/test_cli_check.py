@@ -118,7 +118,7 @@ def test_check_imports_neither_pygls_nor_torch(example: Path) -> None:
 # Start-up budget (bench/RESULTS.md): modules a one-file check must not load. dataclasses pulls in
 # inspect and ast; packaging.requirements pulls in markers, tags, platform and subprocess.
 # A project without TOML files reads none: tomllib and the TOML reader load only when one is read
-# (nor the uv.lock scanner, when there is no lock).
+# (nor the uv.lock scanner, when there is no lock; the other lock readers load for a lock of theirs).
 # The Python and notebook readers (and ast, json) load only when a .py or .ipynb file is read.
 # PyYAML loads only for YAML outside syntax.yaml_scan's subset (a --config file is within it).
 # argparse (with gettext, locale and shutil for its help formatter) reads only what the plain
@@ -127,7 +127,7 @@ HEAVY = ("dataclasses", "inspect", "packaging.requirements", "packaging.markers"
          "tomllib", "tomli", "kimi_lsp.syntax.toml", "ast", "kimi_lsp.syntax.python", "kimi_lsp.syntax.notebook",
          "kimi_lsp.surfaces.python", "kimi_lsp.surfaces.notebook", "argparse", "gettext", "shutil",
          "kimi_lsp.syntax.uv_lock", "yaml", "kimi_lsp.syntax._pyyaml", "packaging", "typing", "json", "shlex",
-         "contextlib", "datetime")
+         "contextlib", "datetime", "kimi_lsp.pins._lock_readers")
 
 
 def _modules_after(args: list[str], cwd: Path, env: dict[str, str]) -> set[str]:

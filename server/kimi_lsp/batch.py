@@ -178,7 +178,8 @@ def _warm(overrides: dict[str, Any]) -> None:
     import importlib
 
     for name in (
-        "kimi_lsp.engine", "kimi_lsp.pins.discovery", "kimi_lsp.pins.locks", "kimi_lsp.pins.requirements",
+        "kimi_lsp.engine", "kimi_lsp.pins.discovery", "kimi_lsp.pins.locks", "kimi_lsp.pins._lock_readers",
+        "kimi_lsp.pins.requirements", "kimi_lsp.rules._vet",
         "kimi_lsp.pins.pyproject", "kimi_lsp.pins.pipfile", "kimi_lsp.pins.conda_env", "kimi_lsp.pins.install_cmds",
         "kimi_lsp.surfaces", "kimi_lsp.cli.check",
         # what the readers and rules import on first use: once here rather than once per worker

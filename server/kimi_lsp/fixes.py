@@ -244,7 +244,7 @@ def is_lockfile(path: Path, workspace: Workspace | None = None) -> bool:
     """uv.lock, poetry.lock, pdm.lock, Pipfile.lock, pylock*.toml, conda-lock files, and compiled
     requirements output (pip-compile / uv pip compile / uv export): kimi-lsp never edits them."""
     from kimi_lsp.pins import discovery
-    from kimi_lsp.pins.locks import LOCK_FORMATS
+    from kimi_lsp.pins.model import LOCK_FORMATS
     from kimi_lsp.pins.model import PinFormat
 
     fmt = discovery.pin_format(path)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from kimi_lsp.pins import discovery
+from kimi_lsp.pins import discovery, locks
 from kimi_lsp.pins.discovery import Project, discover, governed_roots, manifest_for_lock, pin_format
 from kimi_lsp.workspace import SourceText, Workspace
 
@@ -284,13 +284,13 @@ def test_parse_happens_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
     repo = _repo(tmp_path)
     _write(repo / "uv.lock", UV_LOCK)
     calls: list[str] = []
-    real = discovery.read_lock
+    real = locks.read_lock
 
     def counting(src: SourceText, fmt: str):
         calls.append(fmt)
         return real(src, fmt)
 
-    monkeypatch.setattr(discovery, "read_lock", counting)
+    monkeypatch.setattr(locks, "read_lock", counting)  # (discovery imports it where it reads a lock)
     ws = Workspace(repo)
     for i in range(20):
         discover(_write(repo / f"d{i % 3}/k3-{i}.yaml", ""), ws, repo)

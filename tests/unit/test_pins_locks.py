@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from kimi_lsp.pins import locks
+from kimi_lsp.pins import _lock_readers, locks
 from kimi_lsp.pins.model import PinFormat, PinSource
 from kimi_lsp.workspace import SourceText
 
@@ -342,7 +342,7 @@ def test_artifact_lists_left_out_change_no_pin(path: Path, monkeypatch: pytest.M
     fmt = _TOML_LOCKS[path.name]
     src = SourceText(path, path.read_text(encoding="utf-8"))
     fast = locks.read_lock(src, fmt)
-    monkeypatch.setattr(locks, "_SKIPPABLE", set())
+    monkeypatch.setattr(_lock_readers, "_SKIPPABLE", set())
     monkeypatch.setattr(locks, "_scan_uv_lock", lambda source: None)
     assert locks.read_lock(src, fmt) == fast
 

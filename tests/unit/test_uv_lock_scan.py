@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from kimi_lsp.pins import locks
+from kimi_lsp.pins import _lock_readers, locks
 from kimi_lsp.pins.model import PinFormat, PinSource
 from kimi_lsp.syntax.uv_lock import scan
 from kimi_lsp.workspace import SourceText
@@ -25,7 +25,7 @@ LOCKS = sorted(p for p in TESTS.rglob("uv.lock") if p.is_file())
 def _tomllib_path(path: Path, text: str) -> PinSource:
     return locks._guarded(
         SourceText(path, text), PinFormat.UV_LOCK, "uv",
-        lambda: locks._read_toml_lock(SourceText(path, text), PinFormat.UV_LOCK, "uv", "package"),
+        lambda: _lock_readers._read_toml_lock(SourceText(path, text), PinFormat.UV_LOCK, "uv", "package"),
     )
 
 

@@ -17,8 +17,7 @@ from pathlib import Path, PurePosixPath
 
 from kimi_lsp import _regex
 from kimi_lsp._record import dataclass, field
-from kimi_lsp.pins.locks import LOCK_FORMATS, read_lock
-from kimi_lsp.pins.model import PinFormat, PinProblem, PinSource
+from kimi_lsp.pins.model import LOCK_FORMATS, PinFormat, PinProblem, PinSource
 from kimi_lsp.text import Span
 from kimi_lsp.workspace import ReadFailure, SourceText, Workspace, touched
 from kimi_lsp.workspace import normalize_path as _norm
@@ -194,6 +193,8 @@ def _dispatch(fmt: PinFormat, src: SourceText, workspace: Workspace) -> tuple[Pi
     # The manifest readers are imported here, not at module level, so that discovery (and the
     # lock readers) import on their own.
     if fmt in LOCK_FORMATS:
+        from kimi_lsp.pins.locks import read_lock
+
         return (read_lock(src, fmt),)
     if fmt in (PinFormat.REQUIREMENTS, PinFormat.CONSTRAINTS):
         from kimi_lsp.pins.requirements import read_requirements_tree

@@ -60,6 +60,12 @@ class PinFormat(str, enum.Enum):
     IMAGE = "image"  # an official sglang image's own pins (release.image_pin_source)
 
 
+# PinSource.format of every lock pins/locks.py reads (here, so that asking whether a file is a lock
+# loads no lock reader).
+LOCK_FORMATS = (PinFormat.UV_LOCK, PinFormat.POETRY_LOCK, PinFormat.PDM_LOCK, PinFormat.PIPFILE_LOCK, PinFormat.PYLOCK,
+                PinFormat.CONDA_LOCK)
+
+
 @dataclass(frozen=True, slots=True)
 class PinSource:
     """One file's pins."""
