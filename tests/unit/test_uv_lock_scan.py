@@ -243,3 +243,14 @@ def test_names_are_canonical_for_pins_for() -> None:
     (pin,) = source.pins_for("flashinfer-python")
     assert (pin.version, pin.written_name.value) == ("0.6.17", "Flashinfer_Python")
     assert [p.name for p in source.pins] == ["flashinfer-python", "torch"]
+
+
+def test_a_lock_read_on_demand_copies_and_pickles_as_its_value() -> None:
+    import copy
+    import pickle
+
+    path = TESTS / "pins_fixtures" / "uv-lock" / "sglang-only" / "uv.lock"
+    source = locks.read_uv_lock(SourceText(path, path.read_text("utf-8")))
+    again = pickle.loads(pickle.dumps(source))
+    assert again == source and again.pins_for("torch") == source.pins_for("torch")
+    assert copy.copy(source) == source and copy.deepcopy(source) == source

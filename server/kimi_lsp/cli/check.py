@@ -24,8 +24,8 @@ TYPE_CHECKING = False  # typing itself is not imported: see _record.py
 if TYPE_CHECKING:
     from typing import TextIO
 
-    from kimi_lsp.text import Span
     from kimi_lsp import cache
+    from kimi_lsp.text import Span
     from kimi_lsp.workspace import SourceText
 
 # The engine (rules, schema, surface and pin readers) is imported where a lint runs, so that a

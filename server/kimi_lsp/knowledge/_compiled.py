@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
 _DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "__pycache__")
 _TAG = sys.implementation.cache_tag
-_FORMAT = 1  # bump when the entries' layout changes
+_FORMAT = 2  # bump when the entries' layout changes (2: a schema's flags as rows of their own)
 
 
 def _key(sources: tuple[str, ...]) -> tuple[object, ...] | None:

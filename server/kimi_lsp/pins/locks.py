@@ -15,6 +15,9 @@ uv.lock also echoes the manifest's requirements (``[package.metadata] requires-d
 ``requires-dev``, ``[manifest] constraints/overrides``). Those are not what gets installed, so
 they are not in ``pins`` (a consumer would mistake an echoed range for a locked version); read
 them with ``uv_lock_requirements``, e.g. to tell that a lock is stale after a manifest edit.
+
+This module is the entry point and reads a uv.lock in uv's own shape itself (``syntax/uv_lock.py``'s
+scan, the common case); the other readers are in ``_lock_readers.py``, loaded when one is needed.
 """
 from __future__ import annotations
 
