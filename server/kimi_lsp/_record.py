@@ -18,6 +18,7 @@ and generated signatures are checked exactly as before.
 """
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
 from operator import attrgetter
 
 from kimi_lsp._kept import Kept
@@ -28,9 +29,15 @@ from kimi_lsp._kept import Kept
 # it needs are imported under ``if TYPE_CHECKING:`` exactly as with typing.TYPE_CHECKING.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Callable
+    from typing import Any, Callable, TypeVar
 
-__all__ = ["FrozenInstanceError", "dataclass", "field", "fields", "replace"]
+    _K = TypeVar("_K")
+    _R = TypeVar("_R")
+    _V = TypeVar("_V")
+else:  # TypeVars for mypy only: collections.abc's generics take any argument at run time
+    _K, _R, _V = "_K", "_R", "_V"
+
+__all__ = ["FrozenInstanceError", "MadeOnRead", "dataclass", "field", "fields", "replace"]
 
 
 class FrozenInstanceError(AttributeError):
@@ -311,6 +318,34 @@ def _replace(obj: Any, /, **changes: Any) -> Any:
     kwargs = {f.name: getattr(obj, f.name) for f in flds if f.init and f.name not in changes}
     kwargs.update(changes)
     return obj.__class__(**kwargs)
+
+
+class MadeOnRead(Mapping[_K, _V]):
+    """A read-only mapping whose values are made as they are read, ``make(raw[key])``: for tables
+    a run reads a few entries of (a kept schema's ~530 flags, a lock's thousands of TOML
+    positions). ``make`` may remember what it made; this mapping does not."""
+
+    __slots__ = ("_make", "_raw")
+
+    def __init__(self, raw: Mapping[_K, _R], make: Callable[[_R], _V]) -> None:
+        self._raw = raw
+        self._make = make
+
+    def __getitem__(self, key: _K) -> _V:
+        return self._make(self._raw[key])
+
+    def get(self, key: _K, default: Any = None) -> Any:
+        raw = self._raw.get(key, _MISSING)
+        return default if raw is _MISSING else self._make(raw)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._raw
+
+    def __iter__(self) -> Iterator[_K]:
+        return iter(self._raw)
+
+    def __len__(self) -> int:
+        return len(self._raw)
 
 
 if TYPE_CHECKING:

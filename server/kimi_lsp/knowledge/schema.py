@@ -15,16 +15,14 @@ import functools
 import marshal
 import os
 import re
-from collections.abc import Mapping
 from types import MappingProxyType
 
-from kimi_lsp._record import dataclass, field
+from kimi_lsp._record import MadeOnRead, dataclass, field
 from kimi_lsp.knowledge import _compiled
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up: see _record.py)
 if TYPE_CHECKING:
-    from collections.abc import Iterator
-    from typing import Any, Callable
+    from typing import Any, Callable, Mapping
 
 # os.path rather than pathlib, argparse, difflib or decimal at import time: this module is on
 # the start-up path of `kimi-lsp --check` and those imports cost more than loading the data.
@@ -619,32 +617,6 @@ class _FlagRows:
         return tuple(self.flag(i) for i in range(len(self._rows)))
 
 
-class _FlagTable(Mapping[str, Flag]):
-    """A lookup table of a kept schema: key -> flag index, the flag made when first read."""
-
-    __slots__ = ("_index", "_rows")
-
-    def __init__(self, index: dict[str, int], rows: _FlagRows) -> None:
-        self._index = index
-        self._rows = rows
-
-    def __getitem__(self, key: str) -> Flag:
-        return self._rows.flag(self._index[key])
-
-    def get(self, key: str, default: Any = None) -> Any:
-        i = self._index.get(key)
-        return default if i is None else self._rows.flag(i)
-
-    def __contains__(self, key: object) -> bool:
-        return key in self._index
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._index)
-
-    def __len__(self) -> int:
-        return len(self._index)
-
-
 def _schema_from_kept(kept: tuple[Any, ...]) -> Schema:
     """The schema `_kept_form` kept, equal field for field to `_schema_from_rows`' (tested on
     every shipped release). Its flags are made as lookups reach them (`_FlagRows`), and all of
@@ -659,8 +631,8 @@ def _schema_from_kept(kept: tuple[Any, ...]) -> Schema:
         deprecated_flags=MappingProxyType(deprecated_flags), config_store_true_keys=store_true,
         config_refused_keys=MappingProxyType(refused), config_long_keys=long_keys, config_merger=merger,
         config_verbatim=verbatim, choice_lists=MappingProxyType(choice_lists),
-        _by_option=_FlagTable(by_option, flags), _by_dest=_FlagTable(by_dest, flags),
-        _by_config_key=_FlagTable(by_config_key, flags))
+        _by_option=MadeOnRead(by_option, flags.flag), _by_dest=MadeOnRead(by_dest, flags.flag),
+        _by_config_key=MadeOnRead(by_config_key, flags.flag))
     return schema
 
 

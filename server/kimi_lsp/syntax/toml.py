@@ -12,22 +12,20 @@ follow the locator stops and returns what it found so far; it never raises.
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Mapping
 
 from kimi_lsp import _regex
-from kimi_lsp._record import dataclass
+from kimi_lsp._record import MadeOnRead, dataclass
 from kimi_lsp.syntax import SyntaxProblem, toml_scan
 from kimi_lsp.text import Span
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up: see _record.py)
 if TYPE_CHECKING:
-    from typing import Any, TypeVar, Union
+    from typing import Any, Union
 
     KeyPath = tuple[Union[str, int], ...]
-    _V = TypeVar("_V")
 else:
     KeyPath = tuple
-    _V = "_V"  # a TypeVar for mypy only: collections.abc's generics take any argument at run time
 """``KeyPath``: keys (``str``) and array indices (``int``) from the document root."""
 
 # tomllib counts brackets per nesting level on the Python stack; past this depth (far below what
@@ -150,29 +148,6 @@ class TomlPositions:
         return loc.content
 
 
-class _Lazy(Mapping[KeyPath, _V]):
-    """Offsets seen as records: a record is built only for a path a reader asks for (a lock has
-    thousands of values and its reader looks at a few per package)."""
-
-    __slots__ = ("_make", "_raw")
-
-    def __init__(self, raw: Mapping[KeyPath, tuple[int, ...]], make: Callable[[tuple[int, ...]], _V]) -> None:
-        self._raw = raw
-        self._make = make
-
-    def __getitem__(self, path: KeyPath) -> _V:
-        return self._make(self._raw[path])
-
-    def __contains__(self, path: object) -> bool:
-        return path in self._raw
-
-    def __iter__(self) -> Iterator[KeyPath]:
-        return iter(self._raw)
-
-    def __len__(self) -> int:
-        return len(self._raw)
-
-
 def _span(raw: tuple[int, ...]) -> Span:
     return Span(raw[0], raw[1])
 
@@ -190,10 +165,10 @@ def locate(text: str) -> TomlPositions:
     except (ValueError, IndexError, RecursionError):
         pass
     return TomlPositions(
-        _Lazy(scanner.keys, _span),
-        _Lazy(scanner.values, _span),
-        _Lazy(scanner.strings, _string_record),
-        _Lazy(scanner.tables, _span),
+        MadeOnRead(scanner.keys, _span),
+        MadeOnRead(scanner.values, _span),
+        MadeOnRead(scanner.strings, _string_record),
+        MadeOnRead(scanner.tables, _span),
         tuple(scanner.headers),
     )
 
