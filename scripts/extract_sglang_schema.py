@@ -1085,9 +1085,10 @@ def digest(doc: dict[str, Any]) -> str:
 
 def shipped_documents() -> list[dict[str, Any]]:
     """Every release of the shipped store, unpacked back to extractor documents."""
-    from kimi_lsp.knowledge import schema as schema_mod
+    from kimi_lsp.knowledge import _schema_store
+    from kimi_lsp.knowledge.schema import shipped_versions
 
-    return [schema_mod._unpack_release(v) for v in schema_mod.shipped_versions()]
+    return [_schema_store._unpack_release(v) for v in shipped_versions()]
 
 
 def write_store(docs: list[dict[str, Any]]) -> Path:

@@ -17,7 +17,7 @@ keeps every flag once, with the release ranges in which each of its attributes h
 
 On disk (`dump`) it is one record a line (`knowledge/data/sglang-schemas.tsv`), each
 release's flag list on a line of its own, so that loading one release parses only its own flags.
-`kimi_lsp.knowledge.schema` unpacks one release from it (`_unpack_release`); `pack(unpack(x))`
+`kimi_lsp.knowledge._schema_store` unpacks one release from it (`_unpack_release`); `pack(unpack(x))`
 is the identity and unpacking gives back exactly the extractor's document for every release
 (tests/unit/test_schema_store.py checks both against digests of the extractor output).
 """

@@ -14,7 +14,7 @@ from types import MappingProxyType
 import pytest
 
 from kimi_lsp._record import fields
-from kimi_lsp.knowledge import _compiled, flashinfer, schema, sglang_releases
+from kimi_lsp.knowledge import _compiled, _schema_store, flashinfer, schema, sglang_releases
 
 
 @pytest.fixture
@@ -75,7 +75,7 @@ def test_every_shipped_release_survives_the_round_trip() -> None:
     """What a release decodes to is exactly what marshal gives back (types included: a tuple
     stays a tuple, a float a float), so a kept schema is the decoded one."""
     for version in schema.shipped_versions():
-        decoded = (schema._store().attrs, *schema._release_rows(version))
+        decoded = (_schema_store._store().attrs, *_schema_store._release_rows(version))
         kept = marshal.loads(marshal.dumps(decoded))
         assert kept == decoded and repr(kept) == repr(decoded), version
 
@@ -88,8 +88,8 @@ def test_a_kept_schema_is_the_schema_built_from_its_rows_for_every_release() -> 
     names = tuple(f.name for f in fields(schema.Flag))
     assert schema._FLAG_FIELDS + ("type_info",) == names  # the unpacking in _schema_from_kept
     for version in schema.shipped_versions():
-        ref = schema._schema_from_rows(schema._store().attrs, *schema._release_rows(version))
-        fast = schema._schema_from_kept(marshal.loads(marshal.dumps(schema._kept_form(ref))))
+        ref = _schema_store._schema_from_rows(_schema_store._store().attrs, *_schema_store._release_rows(version))
+        fast = schema._schema_from_kept(marshal.loads(marshal.dumps(_schema_store._kept_form(ref))))
         assert len(fast.flags) == len(ref.flags)
         for a, b in zip(ref.flags, fast.flags):
             assert type(b) is schema.Flag and b == a and hash(b) == hash(a)
@@ -110,11 +110,11 @@ def test_a_kept_schema_is_the_schema_built_from_its_rows_for_every_release() -> 
 def test_a_default_that_holds_a_mapping_is_frozen_again_after_marshal() -> None:
     """No shipped release has one today; marshal keeps no mapping proxy, so the kept form thaws
     it and the load freezes it again (as ``_freeze`` froze the JSON)."""
-    ref = schema._schema_from_rows(("dest", "options", "action", "type", "choices", "default", "nargs", "const",
+    ref = _schema_store._schema_from_rows(("dest", "options", "action", "type", "choices", "default", "nargs", "const",
                                     "required", "help", "hidden", "deprecated", "config_refused"),
                                    [["x", ["--x"], "store", None, None, {"a": [1, {"b": 2}]}, None, [{"c": 3}],
                                      False, None, False, None, None]], {"version": "9.9.9"})
-    fast = schema._schema_from_kept(marshal.loads(marshal.dumps(schema._kept_form(ref))))
+    fast = schema._schema_from_kept(marshal.loads(marshal.dumps(_schema_store._kept_form(ref))))
     (a,), (b,) = ref.flags, fast.flags
     assert repr(b.default) == repr(a.default) and repr(b.const) == repr(a.const)
     assert isinstance(b.default, MappingProxyType) and isinstance(b.default["a"][1], MappingProxyType)
@@ -135,8 +135,8 @@ def test_a_kept_schema_makes_the_flags_a_lookup_reaches() -> None:
     once (a lookup and ``Schema.flags`` give the same object), and every table answers as the
     reference construction's does."""
     version = schema.shipped_versions()[-1]
-    ref = schema._schema_from_rows(schema._store().attrs, *schema._release_rows(version))
-    fast = schema._schema_from_kept(marshal.loads(marshal.dumps(schema._kept_form(ref))))
+    ref = _schema_store._schema_from_rows(_schema_store._store().attrs, *_schema_store._release_rows(version))
+    fast = schema._schema_from_kept(marshal.loads(marshal.dumps(_schema_store._kept_form(ref))))
     rows = fast.__dict__["_rows"]
     assert "flags" not in fast.__dict__ and not rows._made
     tp = fast.exact("--tp-size")

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from kimi_lsp.knowledge import _schema_store
 from kimi_lsp.knowledge import schema as schema_mod
 from kimi_lsp.knowledge.schema import Flag, check_value, load_schema, load_schema_exact, shipped_versions
 
@@ -25,7 +26,7 @@ COMPARED_SECTIONS = ("config", "choice_lists", "type_data")
 
 
 def _raw_schema(version: str) -> dict[str, Any]:
-    return schema_mod._unpack_release(version)
+    return _schema_store._unpack_release(version)
 
 
 def _oracle(name: str) -> dict[str, Any]:

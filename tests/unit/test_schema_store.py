@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from kimi_lsp.knowledge import _schema_store
 from kimi_lsp.knowledge import schema as schema_mod
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -39,14 +40,14 @@ def test_digests_cover_exactly_the_shipped_releases() -> None:
 
 @pytest.mark.parametrize("version", VERSIONS)
 def test_release_unpacks_to_the_extractor_output(version: str) -> None:
-    doc = schema_mod._unpack_release(version)
+    doc = _schema_store._unpack_release(version)
     assert doc["version"] == version and doc["source"].startswith(f"sglang-{version}-")
     assert _digest(doc) == DIGESTS[version]
 
 
 def test_packing_the_unpacked_releases_reproduces_the_file() -> None:
     store = _store_module()
-    docs = [schema_mod._unpack_release(v) for v in VERSIONS]
+    docs = [_schema_store._unpack_release(v) for v in VERSIONS]
     shipped = (Path(schema_mod.DATA_DIR) / schema_mod.STORE_FILE).read_text(encoding="utf-8")
     assert store.dump(store.pack(docs)) == shipped
 
