@@ -5,10 +5,9 @@ another file than the diagnostic (the flashinfer bump edits the pin file, not th
 """
 from __future__ import annotations
 
-import enum
 from pathlib import Path
 
-from kimi_lsp._record import dataclass, field
+from kimi_lsp._record import StrEnum, dataclass, field, str_enum
 from kimi_lsp.text import Span
 
 TYPE_CHECKING = False  # typing itself is not imported: see _record.py
@@ -23,7 +22,8 @@ if TYPE_CHECKING:
     ]
 
 
-class Severity(str, enum.Enum):
+@str_enum
+class Severity(StrEnum):
     ERROR = "error"
     WARNING = "warning"
     INFO = "info"
@@ -33,7 +33,8 @@ class Severity(str, enum.Enum):
         return {"error": 3, "warning": 2, "info": 1}[self.value]
 
 
-class Applicability(str, enum.Enum):
+@str_enum
+class Applicability(StrEnum):
     SAFE = "safe"  # applied by --fix and source.fixAll
     UNSAFE = "unsafe"  # opt-in: may change what the launch does
     DISPLAY_ONLY = "display-only"  # a suggestion, never applied automatically

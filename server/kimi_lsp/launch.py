@@ -9,12 +9,11 @@ No file I/O here: the engine loads the ``--config`` file and passes the parsed `
 """
 from __future__ import annotations
 
-import enum
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from kimi_lsp import _regex
-from kimi_lsp._record import dataclass, field
+from kimi_lsp._record import StrEnum, dataclass, field, str_enum
 from kimi_lsp.knowledge.schema import Flag, Schema
 from kimi_lsp.surfaces.model import ConfigEntry, ConfigFile, Entry, EnvVar, LaunchCommand, Token, Unknown
 from kimi_lsp.text import Span
@@ -23,14 +22,16 @@ from kimi_lsp.text import Span
 _NEGATIVE_NUMBER = _regex.compile(r"^-\d+$|^-\d*\.\d+$")
 
 
-class Origin(str, enum.Enum):
+@str_enum
+class Origin(StrEnum):
     """Where a word of the merged argv was written."""
 
     CLI = "cli"  # the command line
     CONFIG = "config"  # the --config file (the token is its YAML key or value)
 
 
-class ArgProblemKind(str, enum.Enum):
+@str_enum
+class ArgProblemKind(StrEnum):
     """The argparse (or config merger) error an ``ArgProblem`` stands for."""
 
     UNKNOWN = "unknown"  # unrecognized arguments (collected: argparse reports them at the end)

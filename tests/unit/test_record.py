@@ -234,3 +234,65 @@ print(len(made), len(last))
     assert out.returncode == 0, out.stderr[-2000:]
     shapes, classes = map(int, out.stdout.split())
     assert classes >= 80 and 0 < shapes <= classes  # 93 record classes today
+
+
+# -- @str_enum ---------------------------------------------------------------------------------
+
+_ENUM_BODY = '''
+    """What a member stands for."""
+
+    ERROR = "error"
+    WARNING = "warning"
+    DISPLAY_ONLY = "display-only"
+    ALIAS = "error"  # an alias of ERROR, as in a class statement
+
+    @property
+    def rank(self) -> int:
+        return {"error": 3, "warning": 2}.get(self.value, 1)
+'''
+
+
+def _enum_pair(name: str) -> tuple[type, type]:
+    """The same body as a ``(str, enum.Enum)`` class statement and as a ``@str_enum`` class, both
+    made module attributes (``Usual<name>``, ``<name>``: pickling finds a member's class by name)."""
+    import enum
+
+    ns = globals()
+    ns.update(enum=enum, StrEnum=_record.StrEnum, str_enum=_record.str_enum)
+    exec(f"class Usual{name}(str, enum.Enum):{_ENUM_BODY}", ns)  # noqa: S102 - the reference
+    exec(f"@str_enum\nclass {name}(StrEnum):{_ENUM_BODY}", ns)  # noqa: S102
+    return ns[f"Usual{name}"], ns[name]  # type: ignore[return-value]
+
+
+@pytest.mark.parametrize("simple", [True, False], ids=["simple_enum", "usual-way"])
+def test_a_str_enum_is_the_enum_its_class_statement_makes(simple: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    import enum
+    import json
+
+    if not simple:  # a Python without enum._simple_enum (3.10)
+        monkeypatch.delattr(enum, "_simple_enum", raising=False)
+    usual, fast = _enum_pair("Level" if simple else "LevelMadeTheUsualWay")
+    assert isinstance(fast, enum.EnumMeta) and issubclass(fast, str) and issubclass(fast, enum.Enum)
+    assert [(m.name, m.value) for m in fast] == [(m.name, m.value) for m in usual]
+    assert list(fast.__members__) == list(usual.__members__) and len(fast) == len(usual)
+    assert fast.ALIAS is fast.ERROR and fast("error") is fast.ERROR and fast["WARNING"] is fast.WARNING
+    assert (fast.__doc__, fast.__module__) == (usual.__doc__, usual.__module__)
+    assert fast.__qualname__ == fast.__name__ == usual.__name__[len("Usual"):]
+    for a, b in zip(usual, fast):
+        assert type(b) is fast and isinstance(b, str) and isinstance(b, enum.Enum)
+        named = usual.__name__, fast.__name__  # (the two classes' names differ by "Usual")
+        assert (repr(b), str(b), f"{b}", f"{b!s}", format(b, ">40").lstrip(), b + "!", json.dumps(b)) == tuple(
+            x.replace(*named) for x in (repr(a), str(a), f"{a}", f"{a!s}", format(a, ">40").lstrip(), a + "!", json.dumps(a)))
+        assert b == a.value and hash(b) == hash(a.value) and b in {a.value} and b.rank == a.rank
+        assert pickle.loads(pickle.dumps(b)) is b and copy.copy(b) is b and copy.deepcopy(b) is b
+    assert sorted(fast) == sorted(fast, key=lambda m: m.value)
+    with pytest.raises(ValueError) as got:
+        fast("nothing")
+    with pytest.raises(ValueError) as want:
+        usual("nothing")
+    assert str(got.value) == str(want.value).replace(usual.__name__, fast.__name__)
+
+
+def test_str_enum_wants_its_base() -> None:
+    with pytest.raises(TypeError):
+        _record.str_enum(type("Plain", (str,), {"A": "a"}))

@@ -1,10 +1,9 @@
 """What every dependency-pin reader produces: located requirements of one file."""
 from __future__ import annotations
 
-import enum
 from pathlib import Path
 
-from kimi_lsp._record import dataclass, field
+from kimi_lsp._record import StrEnum, dataclass, field, str_enum
 from kimi_lsp.text import Located, Span
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up: see _record.py)
@@ -41,7 +40,8 @@ class PinProblem:
     span: Span
 
 
-class PinFormat(str, enum.Enum):
+@str_enum
+class PinFormat(StrEnum):
     """The kind of file a ``PinSource`` was read from: which reader, and what a pin there means."""
 
     REQUIREMENTS = "requirements"

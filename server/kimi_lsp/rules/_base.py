@@ -6,10 +6,9 @@ applies select/ignore and suppressions.
 """
 from __future__ import annotations
 
-import enum
 from collections.abc import Callable, Iterator
 
-from kimi_lsp._record import dataclass, field
+from kimi_lsp._record import StrEnum, dataclass, field, str_enum
 from kimi_lsp.diagnostics import Fix, Location, Related, Severity
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up: see _record.py)
@@ -34,7 +33,8 @@ class Violation:
     data: dict[str, object] | None = None
 
 
-class FixAvailability(str, enum.Enum):
+@str_enum
+class FixAvailability(StrEnum):
     """Whether the rule's diagnostics carry a fix (ruff's "Fix is always/sometimes available")."""
 
     ALWAYS = "always"

@@ -8,11 +8,10 @@ still caught.
 """
 from __future__ import annotations
 
-import enum
 from _thread import _local
 from pathlib import Path
 
-from kimi_lsp._record import dataclass, field
+from kimi_lsp._record import StrEnum, dataclass, field, str_enum
 from kimi_lsp.diagnostics import Applicability, Edit, Fix, Location, Related
 from kimi_lsp.knowledge import flashinfer as fi
 from kimi_lsp.knowledge.sglang_releases import SglangRelease, sglang_release, sglang_versions
@@ -77,7 +76,8 @@ def _machines() -> tuple[str, ...]:
     return got
 
 
-class FindingStatus(str, enum.Enum):
+@str_enum
+class FindingStatus(StrEnum):
     """What one governing source says of flashinfer-python's ``enable_dcp``."""
 
     BAD = "bad"  # every version it pins or locks lacks it

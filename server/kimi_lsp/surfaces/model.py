@@ -7,10 +7,9 @@ each with the span of its raw text in the file. Interpreting the words (argparse
 """
 from __future__ import annotations
 
-import enum
 from pathlib import Path
 
-from kimi_lsp._record import dataclass, field
+from kimi_lsp._record import StrEnum, dataclass, field, str_enum
 # Token, EnvVar and SyntaxProblem are the lexers' records, re-exported here.
 from kimi_lsp.syntax import EnvVar, SyntaxProblem, Token
 from kimi_lsp.text import Located, Span
@@ -21,7 +20,8 @@ __all__ = [
 ]
 
 
-class Entry(str, enum.Enum):
+@str_enum
+class Entry(StrEnum):
     LAUNCH_SERVER = "launch_server"  # python[3] -m sglang.launch_server ...
     SERVE = "serve"  # sglang serve [MODEL] ...
     NO_CONFIG = "no-config"  # entry points that register --config but ignore it (benchmarks)
@@ -31,7 +31,8 @@ class Entry(str, enum.Enum):
     ENGINE = "engine"
 
 
-class Surface(str, enum.Enum):
+@str_enum
+class Surface(StrEnum):
     CONFIG_YAML = "config-yaml"  # sglang --config YAML
     TOML = "toml"  # kimi-lsp TOML launch profile ([sglang] table)
     SHELL = "shell"
