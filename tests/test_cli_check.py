@@ -249,3 +249,23 @@ def test_the_console_script_lints_one_file_without_collections_and_more_with_the
     assert one.returncode == 1 and one.stdout.endswith("GC [False]\n"), one.stdout + one.stderr
     many = subprocess.run([sys.executable, "-c", code, "."], cwd=example, env=e, text=True, capture_output=True)
     assert many.returncode == 1 and many.stdout.endswith("GC [True]\n"), many.stdout + many.stderr
+
+
+@pytest.mark.parametrize(("script", "args", "paused"), [
+    ("kimi-lsp", ["--check", "x.yaml"], True),
+    ("kimi-lsp", ["rules"], True),
+    ("kimi-lsp", ["serve"], False),
+    ("kimi-lsp", ["verify"], False),
+    ("kimi-lsp", [], False),
+    ("other-tool", ["--check", "x.yaml"], False),
+])
+def test_the_console_script_pauses_collection_as_the_package_is_imported(
+        tmp_path: Path, script: str, args: list[str], paused: bool) -> None:
+    """Where ``cli.main.entry`` will run a short command, importing the package already pauses the
+    cyclic collector (the imports before ``entry`` runs then do not collect); anything else that
+    imports the package (the server, ``verify``, another program) keeps it."""
+    path = tmp_path / script
+    path.write_text("import gc, kimi_lsp\nprint(gc.isenabled())\n", "utf-8")
+    e = dict(os.environ, PYTHONPATH=str(ROOT / "server"))
+    r = subprocess.run([sys.executable, str(path), *args], env=e, text=True, capture_output=True, check=True)
+    assert r.stdout.strip() == str(not paused)
