@@ -173,3 +173,27 @@ def test_a_release_table_makes_the_releases_a_lookup_reaches() -> None:
     assert info is not None and info.passes and len(flashinfer._made) == 1
     assert str(flashinfer.min_enable_dcp()) == "0.6.17rc1" and len(flashinfer._made) == 1
     assert flashinfer._table()[info.version] is info
+
+
+def test_a_damaged_flag_row_is_made_again_from_the_store() -> None:
+    """A kept schema decodes a flag's row only when a lookup reaches it; a row damaged on disk
+    (marshal keeps no checksum) is then made again from the store, never a traceback."""
+    version = schema.shipped_versions()[-1]
+    ref = schema._load(version)
+    kept = list(marshal.loads(marshal.dumps(_schema_store._kept_form(ref))))
+    at = next(i for i, f in enumerate(ref.flags) if f.dest == "tp_size")
+    rows = list(kept[1])
+    rows[at] = rows[at][: len(rows[at]) // 2]  # cut short
+    kept[1] = tuple(rows)
+    fast = schema._schema_from_kept(tuple(kept))
+    assert fast.exact("--tp-size") == ref.exact("--tp-size")
+    assert [f.dest for f in fast.flags] == [f.dest for f in ref.flags]
+
+
+def test_a_damaged_release_row_is_made_again_from_the_data_file(monkeypatch: pytest.MonkeyPatch) -> None:
+    newest = sglang_releases.sglang_versions()[-1]
+    want = sglang_releases.sglang_release(newest)
+    damaged = {k: (parts, row[:3]) for k, (parts, row) in sglang_releases._rows().items()}
+    monkeypatch.setattr(sglang_releases, "_rows", lambda: damaged)
+    monkeypatch.setattr(sglang_releases, "_made", {})
+    assert sglang_releases.sglang_release(newest) == want

@@ -384,17 +384,31 @@ class _FlagRows:
     """A kept schema's flags, each decoded and made when first asked for; the same object
     every time (lookups, ``Schema.flags``)."""
 
-    __slots__ = ("_rows", "_type_data", "_made")
+    __slots__ = ("_rows", "_type_data", "_made", "_version")
 
-    def __init__(self, rows: tuple[bytes, ...], type_data: dict[str, Any]) -> None:
+    def __init__(self, rows: tuple[bytes, ...], type_data: dict[str, Any], version: str) -> None:
         self._rows = rows
         self._type_data = type_data
         self._made: dict[int, Flag] = {}
+        self._version = version
 
     def flag(self, i: int) -> Flag:
         flag = self._made.get(i)
         if flag is not None:
             return flag
+        try:
+            flag = self._make(i)
+        except (ValueError, EOFError, TypeError, KeyError, IndexError):
+            # A damaged kept file (marshal keeps no checksum, and a row is decoded only now):
+            # this release's rows are made again from the store, as a missing file's would be.
+            from kimi_lsp.knowledge import _schema_store as store
+
+            kept = store._kept_form(store._schema_from_rows(store._store().attrs, *store._release_rows(self._version)))
+            self._rows, self._type_data = kept[1], kept[2]
+            flag = self._make(i)
+        return self._made.setdefault(i, flag)  # (two threads asking at once get the same flag)
+
+    def _make(self, i: int) -> Flag:
         row, thawed, type_name = marshal.loads(self._rows[i])
         flag = object.__new__(Flag)
         d = flag.__dict__  # filled as the generated __init__ fills it
@@ -403,7 +417,7 @@ class _FlagRows:
         for at in thawed:
             d[_FLAG_FIELDS[at]] = _freeze(d[_FLAG_FIELDS[at]])
         d["type_info"] = None if type_name is None else self._type_data[type_name]
-        return self._made.setdefault(i, flag)  # (two threads asking at once get the same flag)
+        return flag
 
     def all(self) -> tuple[Flag, ...]:
         return tuple(self.flag(i) for i in range(len(self._rows)))
@@ -415,7 +429,7 @@ def _schema_from_kept(kept: tuple[Any, ...]) -> Schema:
     them on the first read of ``Schema.flags``."""
     (version, rows, type_data, deprecated_values, deprecated_flags, store_true, refused,
      (long_keys, merger, verbatim), choice_lists, by_option, by_dest, by_config_key) = kept
-    flags = _FlagRows(rows, type_data)
+    flags = _FlagRows(rows, type_data, version)
     schema = object.__new__(Schema)
     schema.__dict__.update(
         version=version, _rows=flags,

@@ -47,10 +47,11 @@ def _rows() -> dict[Any, tuple[tuple[Any, ...], bytes]]:
     own marshal bytes (a lint asks for one or two releases of ~100: ``_release`` decodes those).
     PEP 440 order; a repeated version keeps its first place and its last row, as the table did."""
 
-    def build() -> dict[Any, tuple[tuple[Any, ...], bytes]]:
-        return {parts[-1]: (parts, marshal.dumps(row)) for parts, row in _compiled.releases_in_order(str(_DATA), __file__)}
+    return _compiled.load("sglang_releases.json.by-key", (str(_DATA), __file__, pep440.__file__), _build_rows)
 
-    return _compiled.load("sglang_releases.json.by-key", (str(_DATA), __file__, pep440.__file__), build)
+
+def _build_rows() -> dict[Any, tuple[tuple[Any, ...], bytes]]:
+    return {parts[-1]: (parts, marshal.dumps(row)) for parts, row in _compiled.releases_in_order(str(_DATA), __file__)}
 
 
 _made: dict[Any, SglangRelease] = {}
@@ -60,7 +61,10 @@ def _release(key: Any) -> SglangRelease:
     """The release whose version has sort key ``key`` (one of ``_rows()``'), made once."""
     made = _made.get(key)
     if made is None:
-        row = marshal.loads(_rows()[key][1])
+        try:
+            row = marshal.loads(_rows()[key][1])
+        except (ValueError, EOFError, TypeError):  # a row damaged on disk (marshal keeps no checksum)
+            row = marshal.loads(_build_rows()[key][1])  # made again from the data file
         made = _made.setdefault(key, SglangRelease(
             version=row["version"],
             flashinfer_requirement=row.get("flashinfer_requirement"),
