@@ -15,6 +15,10 @@ Not supported (and not used): ``kw_only``, ``InitVar``, ``match_args``, ``unsafe
 
 Type checkers see :func:`dataclasses.dataclass` itself (``TYPE_CHECKING`` below), so annotations
 and generated signatures are checked exactly as before.
+
+Two more start-up helpers of the same kind live here: ``MadeOnRead``, a mapping whose values are
+made as they are read, and ``str_enum``, which makes a ``(str, Enum)`` class at half the cost of
+the class statement.
 """
 from __future__ import annotations
 
@@ -360,6 +364,7 @@ class MadeOnRead(Mapping[_K, _V]):
 #     class Severity(StrEnum):
 #         ERROR = "error"
 #
+# (``StrEnum`` here is ``(str, Enum)``, not 3.11's ``enum.StrEnum``, whose ``str()`` is the value)
 # it is for mypy a ``(str, Enum)`` class (``StrEnum`` is one under TYPE_CHECKING) and at run time
 # a real ``(str, enum.Enum)`` enum whose members, values, lookups, repr, str, format, pickling and
 # methods are those of the class statement (tests/unit/test_record.py holds them to it). Where
