@@ -21,7 +21,7 @@ from kimi_lsp.diagnostics import Applicability, Diagnostic, Edit, Fix, Location,
 from kimi_lsp.knowledge.schema import Schema, load_schema, load_schema_exact, shipped_versions
 from kimi_lsp.launch import ResolvedLaunch, resolve, resolve_config_path
 from kimi_lsp.rules import ALL_RULES, BY_CODE, LAUNCH_RULES
-from kimi_lsp.rules._base import LaunchContext, Rule, Violation
+from kimi_lsp.rules._base import LaunchContext, Rule, Violation, unvetted
 from kimi_lsp.surfaces import read_surface
 from kimi_lsp.surfaces.model import ConfigFile, Entry, LaunchCommand, Surface, SurfaceResult
 from kimi_lsp.text import Span
@@ -365,7 +365,7 @@ class Engine:
         # An agreement run (another candidate release) only says where problems sit: re-linting
         # to vet its fixes would be thrown away with them.
         ctx = LaunchContext(launch, ws, settings, src, _governing_fn=governing,
-                            cache=_unvetted() if dependent_only else {}, beyond_schema=beyond)
+                            cache=unvetted() if dependent_only else {}, beyond_schema=beyond)
         for r in self._enabled_rules(settings):
             if dependent_only and (not _release_dependent(r.code) or (only is not None and r.code not in only)):
                 continue
@@ -637,13 +637,6 @@ _NOT_A_FAILURE = frozenset({"KL204"})
 
 # KL3xx rules about pins alone (flashinfer companions, sglang's own pins): no schema involved.
 _PIN_ONLY = frozenset({"KL328", "KL329"})
-
-
-def _unvetted() -> dict[str, object]:
-    """``rules._vet.unvetted``, imported only for an agreement run."""
-    from kimi_lsp.rules._vet import unvetted
-
-    return unvetted()
 
 
 def _release_dependent(code: str) -> bool:

@@ -10,7 +10,7 @@ import sys
 from collections.abc import Sequence
 from types import SimpleNamespace
 
-from kimi_lsp import __version__
+from kimi_lsp import __version__, _short_command
 
 TYPE_CHECKING = False  # typing itself is not imported: see _record.py
 if TYPE_CHECKING:
@@ -188,8 +188,7 @@ def entry() -> None:
     the short commands (``--check``, ``rules``, ``explain``, ``export``) run with no garbage
     collection while importing, which allocates much and frees nothing (a check brings
     collections back for its lint when it has more than one file, ``run_check``), and ``_leave``."""
-    args = sys.argv[1:]
-    if not args or args[0] in ("serve", "verify"):
+    if not _short_command(sys.argv[1:]):
         raise SystemExit(main())
     import gc
 

@@ -13,7 +13,7 @@ Only the standard library is imported here (versions are ``kimi_lsp.pep440``'s):
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from functools import cache, lru_cache, reduce
 from pathlib import Path
 
@@ -107,18 +107,22 @@ def release_info(version: str) -> FlashinferRelease | None:
     return None if parsed is None else _known(Version(parsed.public))
 
 
+def _passing() -> Iterator[Version]:
+    """The versions sglang's probe accepts (``FlashinferRelease.passes``), in PEP 440 order, read
+    off the rows: no release is made for them."""
+    return (Version._from_parts(parts) for parts, (_, exports, dcp, *_) in _rows().values() if exports and dcp)
+
+
 @cache
 def min_enable_dcp() -> Version:
     """The first release, in PEP 440 order, whose signature has ``enable_dcp`` (0.6.17rc1)."""
-    # (read off the rows: the releases before it are not made)
-    return next(Version._from_parts(parts) for parts, (_, exports, dcp, *_) in _rows().values() if exports and dcp)
+    return next(_passing())
 
 
 @cache
 def first_good_final() -> str:
     """The oldest final release with ``enable_dcp``: what a quick-fix bumps to ("0.6.17")."""
-    finals = (Version._from_parts(parts) for parts, (_, exports, dcp, *_) in _rows().values() if exports and dcp)
-    return str(next(v for v in finals if not v.is_prerelease and not v.is_devrelease))
+    return str(next(v for v in _passing() if not v.is_prerelease and not v.is_devrelease))
 
 
 def _parse(version: str) -> Version | None:

@@ -103,6 +103,19 @@ def _after_whole_parse(fn: Callable[..., Iterator[Violation]]) -> Callable[..., 
     return check
 
 
+_VETTING = "_vetting"  # LaunchContext.cache key: this context is a vetting re-lint (rules/_vet.py)
+
+
+def unvetted() -> dict[str, object]:
+    """A ``LaunchContext.cache`` whose fixes are not vetted: for a run whose diagnostics are
+    only compared with another run's (where they sit), never shown or applied."""
+    return {_VETTING: True}
+
+
+def is_vetting(ctx: LaunchContext) -> bool:
+    return bool(ctx.cache.get(_VETTING))
+
+
 @dataclass
 class LaunchContext:
     """Everything a launch-scoped rule may look at. Built once per launch by the engine."""

@@ -21,12 +21,11 @@ from pathlib import Path
 from kimi_lsp.diagnostics import Applicability, Diagnostic, Edit, Fix, Severity
 from kimi_lsp.knowledge.schema import Schema, load_schema
 from kimi_lsp.launch import ResolvedLaunch, resolve
-from kimi_lsp.rules._base import LaunchContext, Rule
+from kimi_lsp.rules._base import _VETTING, LaunchContext, Rule, is_vetting
 from kimi_lsp.surfaces import read_surface
 from kimi_lsp.surfaces.model import ConfigFile, Entry, LaunchCommand, Surface
 from kimi_lsp.workspace import ReadFailure, SourceText, Workspace, normalize_path
 
-_VETTING = "_vetting"  # LaunchContext.cache key: this context is a vetting re-lint
 _BEFORE = "_vet_before"  # LaunchContext.cache key: the launch's own errors, counted once
 
 ErrorCount = Counter[tuple[str, str]]  # (code, message) -> how many
@@ -45,16 +44,6 @@ def vet_safe_fixes(ctx: LaunchContext, diagnostics: list[Diagnostic], rules: Ite
         )
         out.append(d if fixes == d.fixes else Diagnostic(d.code, d.message, d.location, d.severity, fixes, d.related, d.data))
     return out
-
-
-def unvetted() -> dict[str, object]:
-    """A ``LaunchContext.cache`` whose fixes are not vetted: for a run whose diagnostics are
-    only compared with another run's (where they sit), never shown or applied."""
-    return {_VETTING: True}
-
-
-def is_vetting(ctx: LaunchContext) -> bool:
-    return bool(ctx.cache.get(_VETTING))
 
 
 def leaves_new_error(ctx: LaunchContext, fix: Fix, rules: Iterable[Rule] | None = None) -> bool:

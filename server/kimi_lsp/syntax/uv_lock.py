@@ -208,13 +208,9 @@ def scan(text: str) -> UvLock | None:
         if c == "[" and match_package is not None and top_rank <= 5:
             m = match_package(text, pos)
             if m is not None:  # as the block loop reads it: the header, then each key once
-                if in_package:  # (_next_package, inlined: ~200 packages)
-                    if not name:
-                        return None
-                    rows.append((name, name_at, version, version_at, markers, has_artifacts))
-                if sub_rank:  # the package before defined sub-tables: they may be defined again
-                    for sub in _PACKAGE_TABLES:
-                        table_keys.pop(sub, None)
+                if not _next_package(rows, table_keys, in_package, name, name_at, version, version_at, markers,
+                                     has_artifacts):
+                    return None
                 in_package = True
                 sub_rank = 0
                 top_rank = 5
