@@ -286,11 +286,29 @@ def test_a_str_enum_is_the_enum_its_class_statement_makes(simple: bool, monkeypa
         assert b == a.value and hash(b) == hash(a.value) and b in {a.value} and b.rank == a.rank
         assert pickle.loads(pickle.dumps(b)) is b and copy.copy(b) is b and copy.deepcopy(b) is b
     assert sorted(fast) == sorted(fast, key=lambda m: m.value)
+    # each member (an alias too) sits in the class's own dict, as the class statement puts it: a
+    # member read is a dict entry, not a descriptor call
+    for name in usual.__members__:
+        assert type(usual.__dict__[name]) is usual and fast.__dict__[name] is fast[name]
     with pytest.raises(ValueError) as got:
         fast("nothing")
     with pytest.raises(ValueError) as want:
         usual("nothing")
     assert str(got.value) == str(want.value).replace(usual.__name__, fast.__name__)
+
+
+def test_a_str_enum_member_named_like_a_base_property_is_made_the_usual_way() -> None:
+    """``name`` is a property of Enum: the class statement keeps a redirecting descriptor for a
+    member called that, and so does ``str_enum`` (it makes such a class the usual way)."""
+    import enum
+
+    ns: dict[str, object] = {"enum": enum, "StrEnum": _record.StrEnum, "str_enum": _record.str_enum}
+    exec('class Usual(str, enum.Enum):\n    name = "n"\n    other = "o"\n', ns)  # noqa: S102 - the reference
+    exec('@str_enum\nclass Fast(StrEnum):\n    name = "n"\n    other = "o"\n', ns)  # noqa: S102
+    usual, fast = ns["Usual"], ns["Fast"]
+    assert fast["name"].value == "n" and fast.other is fast("o") and fast("n").name == "name"
+    for cls in (usual, fast):
+        assert type(cls.__dict__["name"]) is not cls and cls.__dict__["other"] is cls["other"]  # type: ignore[attr-defined,index]
 
 
 def test_str_enum_wants_its_base() -> None:

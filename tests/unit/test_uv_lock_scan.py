@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from kimi_lsp._record import replace
 from kimi_lsp.pins import _lock_readers, locks
 from kimi_lsp.pins.model import PinFormat, PinSource
 from kimi_lsp.syntax.uv_lock import scan
@@ -231,7 +232,12 @@ def test_the_lock_pins_are_made_on_demand_and_once() -> None:
     # a copy read the usual way (pins given) is the same value, printed the same way
     eager = PinSource(source.path, source.format, source.is_lock, everything, tool=source.tool,
                       relock_command=source.relock_command)
-    assert eager == source and repr(eager) == repr(source) and hash(eager) == hash(source)
+    assert eager == source and source == eager and repr(eager) == repr(source) and hash(eager) == hash(source)
+    assert {eager} == {source} and not (source != eager)
+    assert source != replace(eager, tool="pip") and replace(eager, tool="pip") != source
+    # only this kind of source makes ``pins`` on a read: every other PinSource's attributes are
+    # plain slots (a __getattr__ on PinSource would slow every attribute read of every source)
+    assert isinstance(source, PinSource) and not hasattr(PinSource, "__getattr__")
 
 
 def test_names_are_canonical_for_pins_for() -> None:
@@ -253,4 +259,5 @@ def test_a_lock_read_on_demand_copies_and_pickles_as_its_value() -> None:
     source = locks.read_uv_lock(SourceText(path, path.read_text("utf-8")))
     again = pickle.loads(pickle.dumps(source))
     assert again == source and again.pins_for("torch") == source.pins_for("torch")
+    assert type(again) is PinSource and type(copy.copy(source)) is PinSource  # the value, not how it was read
     assert copy.copy(source) == source and copy.deepcopy(source) == source

@@ -92,22 +92,10 @@ class PinSource:
         """A source whose pins are made when asked for: ``pins_for`` makes those of one name,
         and the first read of ``pins`` (comparing, printing or pickling the source reads it too)
         makes them all. The value is the same as if ``pins`` had been given."""
-        source = cls(path, format, is_lock, (), tool=tool, relock_command=relock_command)
-        object.__delattr__(source, "pins")  # an unset slot: reading it calls __getattr__
+        source = _OnDemand(path, format, is_lock, (), tool=tool, relock_command=relock_command)
+        _PINS_SLOT.__delete__(source)  # unset: the first read of ``pins`` makes them
         object.__setattr__(source, "_lazy", pins)
         return source
-
-    if not TYPE_CHECKING:  # (for mypy, a class with __getattr__ has every attribute)
-
-        def __getattr__(self, name: str) -> Any:
-            """``pins`` of an ``on_demand`` source, made on the first read."""
-            if name == "pins":
-                lazy = self._lazy
-                if lazy is not None:
-                    pins = lazy.all()
-                    object.__setattr__(self, "pins", pins)
-                    return pins
-            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def pins_for(self, name: str) -> tuple[Pin, ...]:
         """The pins of ``name`` in file order (asked for every launch: a lock of 200 packages is
@@ -123,6 +111,48 @@ class PinSource:
             index = {k: tuple(v) for k, v in grouped.items()}
             object.__setattr__(self, "_by_name", index)
         return index.get(name, ())
+
+
+_PINS_SLOT: Any = PinSource.__dict__["pins"]  # the slot's own descriptor (the record's generated class)
+
+
+class _OnDemand(PinSource):
+    """A ``PinSource.on_demand`` source: a ``PinSource`` whose ``pins`` slot is filled on its first
+    read. Only ``pins`` is a property here; every other attribute is the plain slot (a
+    ``__getattr__`` on PinSource itself would slow every attribute read of every source)."""
+
+    __slots__ = ()
+    __qualname__ = "PinSource"  # (its repr is a PinSource's)
+
+    if not TYPE_CHECKING:  # (for mypy, ``pins`` stays PinSource's field)
+
+        @property
+        def pins(self) -> tuple[Pin, ...]:
+            try:
+                return _PINS_SLOT.__get__(self, PinSource)  # type: ignore[no-any-return]
+            except AttributeError:
+                lazy = self._lazy
+                if lazy is None:
+                    raise
+                made = lazy.all()
+                _PINS_SLOT.__set__(self, made)
+                return made
+
+    def __eq__(self, other: object) -> bool:
+        # the same value as the PinSource given these pins (the record's own __eq__ compares
+        # sources of one class only)
+        if isinstance(other, PinSource):
+            key = PinSource.__record_cmp__  # type: ignore[attr-defined]
+            return key(self) == key(other)  # type: ignore[no-any-return]
+        return NotImplemented
+
+    __hash__ = PinSource.__hash__
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled (and copied) as the PinSource given its made pins (``make`` may be a closure
+        over the file's text)."""
+        return (PinSource, (self.path, self.format, self.is_lock, self.pins, self.tool, self.relock_command,
+                            self.problems, self.includes))
 
 
 class LazyPins:
