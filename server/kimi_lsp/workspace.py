@@ -288,7 +288,7 @@ class Workspace:
         self._cache[path] = result
         return result
 
-    def resolve(self, path: Path) -> Path:
+    def resolve(self, path: Path | str) -> Path:
         """``path.resolve()`` (absolute, symlinks resolved), with each directory's resolution
         remembered until ``invalidate``: a file that is not itself a link then costs one lstat
         instead of one per path component. A link loop raises as ``Path.resolve`` does."""
@@ -307,10 +307,11 @@ class Workspace:
             return hit
         return self._resolve_file(s)
 
-    def resolve_mode(self, path: Path) -> tuple[Path, int | None]:
+    def resolve_mode(self, path: Path | str) -> tuple[Path, int | None]:
         """``resolve(path)`` and the mode ``os.stat`` gives for it (None: missing, or cannot be
         asked). One ``lstat`` answers both when the file itself is not a link (the command line
-        asks this of every file it is given)."""
+        asks this of every file it is given, as the string it was given: a path that needs no
+        normalising becomes a Path only once, resolved)."""
         s = os.fspath(path)
         if s.startswith("/") and not ("//" in s or "/./" in s or "/../" in s or s.endswith(("/", "/.", "/.."))):
             parent, _, name = s.rpartition("/")

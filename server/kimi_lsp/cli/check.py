@@ -51,15 +51,16 @@ def collect(paths: list[str], workspace: Workspace, real: set[Path] | None = Non
     on every file in the tree, so it is never cached, even when it found only the named file).
     ``real`` receives the files named themselves: each is its own realpath (a walk's are not)."""
     from kimi_lsp.pins import discovery
-    from kimi_lsp.walk import walk
 
     out: dict[Path, None] = {}
     errors: list[str] = []
     walked = False
+    walks: set[tuple[Path, Path]] = set()  # (root, repository) pairs walked already
+    root = os.fspath(workspace.root)
     for raw in paths or ["."]:
-        p = Path(raw)
         try:
-            ap, mode = workspace.resolve_mode(p if p.is_absolute() else workspace.root / p)
+            # (a string: resolve_mode makes the one Path a file needs, of its resolved name)
+            ap, mode = workspace.resolve_mode(raw if os.path.isabs(raw) else os.path.join(root, raw))
         except (RuntimeError, OSError) as exc:  # a link loop (RuntimeError before Python 3.13)
             errors.append(f"{raw}: cannot resolve the path ({exc})")
             continue
@@ -68,17 +69,14 @@ def collect(paths: list[str], workspace: Workspace, real: set[Path] | None = Non
             continue
         if mode is not None and stat.S_ISDIR(mode):
             walked = True
-            repo = workspace.repo_root(ap, workspace.root)
-            for f in walk(ap, repo):
-                out[f] = None
+            _walk_once(ap, workspace.repo_root(ap, workspace.root), walks, out)
             continue
         if discovery.pin_format(ap) is not None and not looks_like_launch_candidate_strict(ap):
             # a pin file stands for the launch files it governs (pre-commit passes only changed files)
             walked = True
             repo = workspace.repo_root(ap, workspace.root)
-            for root in discovery.governed_roots(ap, workspace, repo):
-                for f in walk(root, repo):
-                    out[f] = None
+            for governed in discovery.governed_roots(ap, workspace, repo):
+                _walk_once(governed, repo, walks, out)
             continue
         if mode is not None and not stat.S_ISREG(mode):
             errors.append(f"{raw}: not a regular file (a device, FIFO or socket is never read)")
@@ -87,6 +85,17 @@ def collect(paths: list[str], workspace: Workspace, real: set[Path] | None = Non
         if real is not None:
             real.add(ap)
     return list(out), errors, walked
+
+
+def _walk_once(root: Path, repo: Path, walks: set[tuple[Path, Path]], out: dict[Path, None]) -> None:
+    """The candidates under ``root`` into ``out``, unless this collection walked it already (a
+    project's environment.yml and conda-lock.yml both stand for its launch files)."""
+    from kimi_lsp.walk import walk
+
+    if (root, repo) not in walks:
+        walks.add((root, repo))
+        for f in walk(root, repo):
+            out[f] = None
 
 
 def _stat_error(path: Path) -> str:
