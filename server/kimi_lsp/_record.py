@@ -43,7 +43,7 @@ if TYPE_CHECKING:
 else:  # TypeVars for mypy only: collections.abc's generics take any argument at run time
     _K, _R, _V = "_K", "_R", "_V"
 
-__all__ = ["FrozenInstanceError", "MadeOnRead", "StrEnum", "dataclass", "field", "fields", "replace", "str_enum"]
+__all__ = ["FrozenInstanceError", "KeptOnRead", "MadeOnRead", "StrEnum", "dataclass", "field", "fields", "replace", "str_enum"]
 
 
 class FrozenInstanceError(AttributeError):
@@ -352,6 +352,33 @@ class MadeOnRead(Mapping[_K, _V]):
 
     def __len__(self) -> int:
         return len(self._raw)
+
+
+class KeptOnRead(MadeOnRead[_K, _V]):
+    """A ``MadeOnRead`` that keeps what it made by key, for tables a run reads the same entries
+    of again and again (a schema's flags: ~60 looked up, hundreds of times over a large run): a
+    second read is one dict lookup."""
+
+    __slots__ = ("_kept",)
+
+    def __init__(self, raw: Mapping[_K, _R], make: Callable[[_R], _V]) -> None:
+        super().__init__(raw, make)
+        self._kept: dict[_K, _V] = {}
+
+    def __getitem__(self, key: _K) -> _V:
+        value = self.get(key, _MISSING)
+        if value is _MISSING:
+            raise KeyError(key)
+        return value  # type: ignore[no-any-return]
+
+    def get(self, key: _K, default: Any = None) -> Any:
+        value = self._kept.get(key, _MISSING)
+        if value is _MISSING:
+            raw = self._raw.get(key, _MISSING)
+            if raw is _MISSING:
+                return default
+            value = self._kept.setdefault(key, self._make(raw))
+        return value
 
 
 # -- (str, Enum) classes -------------------------------------------------------------------

@@ -288,7 +288,7 @@ class Workspace:
         self._cache[path] = result
         return result
 
-    def resolve(self, path: Path | str) -> Path:
+    def resolve(self, path: Path) -> Path:
         """``path.resolve()`` (absolute, symlinks resolved), with each directory's resolution
         remembered until ``invalidate``: a file that is not itself a link then costs one lstat
         instead of one per path component. A link loop raises as ``Path.resolve`` does."""
@@ -323,7 +323,7 @@ class Workspace:
                 st = None
             if st is not None and not stat.S_ISLNK(st.st_mode):
                 return Path(candidate), st.st_mode
-        real = self.resolve(path)
+        real = self.resolve(path if isinstance(path, Path) else Path(path))
         try:
             return real, os.stat(real).st_mode
         except (OSError, ValueError):

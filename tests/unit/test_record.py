@@ -314,3 +314,27 @@ def test_a_str_enum_member_named_like_a_base_property_is_made_the_usual_way() ->
 def test_str_enum_wants_its_base() -> None:
     with pytest.raises(TypeError):
         _record.str_enum(type("Plain", (str,), {"A": "a"}))
+
+
+# -- MadeOnRead / KeptOnRead ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("kind", ["MadeOnRead", "KeptOnRead"])
+def test_a_table_made_on_read_is_the_mapping_of_its_made_values(kind: str) -> None:
+    made: list[int] = []
+
+    def make(raw: int) -> str:
+        made.append(raw)
+        return f"v{raw}"
+
+    table = getattr(_record, kind)({"a": 1, "b": 2}, make)
+    assert not made  # nothing is made before it is read
+    assert table["a"] == "v1" and table.get("b") == "v2" and table.get("c") is None and table.get("c", 0) == 0
+    with pytest.raises(KeyError):
+        table["c"]
+    assert "a" in table and "c" not in table and len(table) == 2 and list(table) == ["a", "b"]
+    assert dict(table.items()) == {"a": "v1", "b": "v2"} and table == {"a": "v1", "b": "v2"}
+    if kind == "KeptOnRead":  # each value made once, the same object on every read
+        assert sorted(made) == [1, 2] and table["a"] is table.get("a")
+    else:  # made on every read (the TOML locator's tables: each read once)
+        assert len(made) > 2

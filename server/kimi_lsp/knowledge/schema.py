@@ -19,7 +19,7 @@ import os
 import re
 from types import MappingProxyType
 
-from kimi_lsp._record import MadeOnRead, dataclass, field
+from kimi_lsp._record import KeptOnRead, dataclass, field
 from kimi_lsp.knowledge import _compiled
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up: see _record.py)
@@ -437,8 +437,8 @@ def _schema_from_kept(kept: tuple[Any, ...]) -> Schema:
         deprecated_flags=MappingProxyType(deprecated_flags), config_store_true_keys=store_true,
         config_refused_keys=MappingProxyType(refused), config_long_keys=long_keys, config_merger=merger,
         config_verbatim=verbatim, choice_lists=MappingProxyType(choice_lists),
-        _by_option=MadeOnRead(by_option, flags.flag), _by_dest=MadeOnRead(by_dest, flags.flag),
-        _by_config_key=MadeOnRead(by_config_key, flags.flag))
+        _by_option=KeptOnRead(by_option, flags.flag), _by_dest=KeptOnRead(by_dest, flags.flag),
+        _by_config_key=KeptOnRead(by_config_key, flags.flag))
     return schema
 
 

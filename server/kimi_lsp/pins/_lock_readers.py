@@ -13,7 +13,7 @@ import re
 
 from kimi_lsp import _regex
 from kimi_lsp._record import dataclass
-from kimi_lsp.pins.locks import RELOCK, _canonical, _eq_spec, _failed
+from kimi_lsp.pins.locks import RELOCK, _canonical, _eq_spec, _failed, _pylock_producer
 from kimi_lsp.pins.model import Pin, PinFormat, PinProblem, PinSource
 from kimi_lsp.syntax import ynodes
 from kimi_lsp.text import Located, Span
@@ -142,7 +142,7 @@ def _read_toml_lock(source: SourceText, fmt: PinFormat, tool: str | None, array:
             return PinSource(source.path, fmt, True, (), tool=tool, relock_command=RELOCK.get(fmt), problems=(parsed,))
     data, pos = parsed.data, parsed.positions
     if fmt is PinFormat.PYLOCK:
-        tool, relock = _pylock_producer(source, data)
+        tool, relock = _pylock_producer(source, data.get("created-by"))
     else:
         relock = RELOCK.get(fmt)
     entries = data.get(array, [])
@@ -238,22 +238,6 @@ def _toml_entry_pin(
 def _pylock_versions_missing(entries: object) -> bool:
     """Whether a pylock package has no ``version`` of its own (PEP 751 allows it)."""
     return isinstance(entries, list) and any(isinstance(e, dict) and "version" not in e for e in entries)
-
-
-def _pylock_producer(source: SourceText, data: dict[str, Any]) -> tuple[str | None, str | None]:
-    """(tool, relock command) for a pylock.toml from its ``created-by`` and header comment."""
-    creator = data.get("created-by")
-    tool = creator.split()[0].lower() if isinstance(creator, str) and creator.strip() else None
-    name = source.path.name
-    if tool == "uv":
-        # uv writes the export command into the header: re-run it after re-locking
-        m = re.search(r"^#\s+(uv export\b[^\r\n]*)", source.text[:2000], re.MULTILINE)
-        export = m.group(1).strip() if m else f"uv export --format pylock.toml -o {name}"
-        return tool, "uv lock --upgrade-package {name} && " + export
-    if tool == "pdm":
-        return tool, "pdm update --no-sync {name}"
-    # pip lock records neither its inputs nor its command line: there is nothing to re-run
-    return tool, None
 
 
 def _pylock_version_from_files(entry: dict[str, Any], name: str) -> str | None:

@@ -21,6 +21,7 @@ scan, the common case); the other readers are in ``_lock_readers.py``, loaded wh
 """
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 from kimi_lsp import _regex
@@ -62,7 +63,8 @@ def read_pdm_lock(source: SourceText) -> PinSource:
 
 
 def read_pylock(source: SourceText) -> PinSource:
-    return _guarded(source, PinFormat.PYLOCK, None, lambda: _toml_lock(source, PinFormat.PYLOCK, None, "packages"))
+    return _guarded(source, PinFormat.PYLOCK, None,
+                    lambda: _scan_pylock(source) or _toml_lock(source, PinFormat.PYLOCK, None, "packages"))
 
 
 def read_pipfile_lock(source: SourceText) -> PinSource:
@@ -169,6 +171,56 @@ def _scan_uv_lock(source: SourceText) -> PinSource | None:
     names = _canonical("\n".join(r[0] for r in rows)).split("\n") if rows else []
     return PinSource.on_demand(source.path, PinFormat.UV_LOCK, True, LazyPins(names, make), tool="uv",
                                relock_command=RELOCK[PinFormat.UV_LOCK])
+
+
+def _scan_pylock(source: SourceText) -> PinSource | None:
+    """A pylock.toml as uv exports it, read by ``syntax.uv_lock.scan_pylock``; None for any other
+    text, which ``_read_toml_lock`` reads. Its pins are made on demand, each exactly as
+    ``_toml_entry_pin`` makes it from tomllib's values and the locator's positions."""
+    from kimi_lsp.syntax.uv_lock import scan_pylock
+
+    lock = scan_pylock(source.text)
+    if lock is None:
+        return None
+    rows = lock.rows
+
+    def make(i: int) -> Pin:
+        name, at, version, version_at, marker, hashed = rows[i]
+        # `name = "..."` and `version = "..."` lines, each string unescaped and ending its line
+        start, end = min(at, version_at), max(at + 9 + len(name), version_at + 12 + len(version))
+        return Pin(
+            name=_canonical(name),
+            written_name=Located(name, Span(at + 8, at + 8 + len(name))),
+            specifier=_eq_spec(version),
+            version=version,
+            span=Span(start, end),
+            spec_span=None,
+            marker=marker or None,
+            hashed=hashed,
+        )
+
+    tool, relock = _pylock_producer(source, lock.created_by)
+    problems = () if lock.has_lock_version else (
+        PinProblem(f"{source.path.name} has no lock-version: not a PEP 751 lock?", Span(0, 0)),)
+    names = _canonical("\n".join(r[0] for r in rows)).split("\n") if rows else []
+    return PinSource.on_demand(source.path, PinFormat.PYLOCK, True, LazyPins(names, make), tool=tool,
+                               relock_command=relock, problems=problems)
+
+
+def _pylock_producer(source: SourceText, creator: object) -> tuple[str | None, str | None]:
+    """(tool, relock command) for a pylock.toml from its ``created-by`` and header comment."""
+    tool = creator.split()[0].lower() if isinstance(creator, str) and creator.strip() else None
+    name = source.path.name
+    if tool == "uv":
+        # uv writes the export command into the header: re-run it after re-locking
+        m = re.search(r"^#\s+(uv export\b[^\r\n]*)", source.text[:2000], re.MULTILINE)
+        export = m.group(1).strip() if m else f"uv export --format pylock.toml -o {name}"
+        return tool, "uv lock --upgrade-package {name} && " + export
+    if tool == "pdm":
+        return tool, "pdm update --no-sync {name}"
+    # pip lock records neither its inputs nor its command line: there is nothing to re-run
+    return tool, None
+
 
 
 _READERS: dict[str, Callable[[SourceText], PinSource]] = {

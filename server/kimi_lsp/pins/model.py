@@ -88,11 +88,12 @@ class PinSource:
 
     @classmethod
     def on_demand(cls, path: Path, format: PinFormat, is_lock: bool, pins: LazyPins,  # noqa: A002
-                  tool: str | None = None, relock_command: str | None = None) -> PinSource:
+                  tool: str | None = None, relock_command: str | None = None,
+                  problems: tuple[PinProblem, ...] = ()) -> PinSource:
         """A source whose pins are made when asked for: ``pins_for`` makes those of one name,
         and the first read of ``pins`` (comparing, printing or pickling the source reads it too)
         makes them all. The value is the same as if ``pins`` had been given."""
-        source = _OnDemand(path, format, is_lock, (), tool=tool, relock_command=relock_command)
+        source = _OnDemand(path, format, is_lock, (), tool=tool, relock_command=relock_command, problems=problems)
         _PINS_SLOT.__delete__(source)  # unset: the first read of ``pins`` makes them
         object.__setattr__(source, "_lazy", pins)
         return source
