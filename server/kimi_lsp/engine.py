@@ -71,7 +71,7 @@ class Engine:
         self._overrides = overrides or {}
         self._overrides_win = overrides_win
         self._rules = tuple(rules) if rules is not None else LAUNCH_RULES
-        self._settings_cache: dict[Path, Settings] = {}
+        self._settings_cache: dict[str, Settings] = {}  # by directory name (settings_for)
         # one Settings per configuration file (None: none found), shared by its directories: the
         # enabled rules are worked out once per Settings object, not once per directory
         self._settings_by_file: dict[Path | None, Settings] = {}
@@ -86,16 +86,19 @@ class Engine:
     def settings_for(self, path: Path) -> Settings:
         if self._fixed_settings is not None:
             return self._fixed_settings
-        d = path.parent
-        hit = self._settings_cache.get(d)
+        # keyed by the directory's name: a Path made for the parent of every file, and hashed,
+        # cost more than the lookup (asked for every file a run lints)
+        key = os.path.dirname(os.fspath(path))
+        hit = self._settings_cache.get(key)
         if hit is None:
+            d = path.parent
             root = self.workspace.repo_root(d, None)
             cfg = find_config_file(d, self.workspace, stop=root)
             shared = self._settings_by_file.get(cfg)
             if shared is None:
                 overrides = self._overrides if (cfg is None or self._overrides_win) else None
                 shared = self._settings_by_file[cfg] = load_settings(cfg, self.workspace, overrides or None)
-            hit = self._settings_cache[d] = shared
+            hit = self._settings_cache[key] = shared
         return hit
 
     def _resolve(self, path: Path) -> Path:
