@@ -118,7 +118,8 @@ def test_check_imports_neither_pygls_nor_torch(example: Path) -> None:
 # Start-up budget (bench/RESULTS.md): modules a one-file check must not load. dataclasses pulls in
 # inspect and ast; packaging.requirements pulls in markers, tags, platform and subprocess.
 # A project without TOML files reads none: tomllib and the TOML reader load only when one is read
-# (nor the uv.lock scanner, when there is no lock; the other lock readers load for a lock of theirs).
+# (nor the uv.lock scanner, when there is no lock; the other lock readers, the pylock.toml scanner
+# among them, load for a lock of theirs).
 # The Python and notebook readers (and ast, json) load only when a .py or .ipynb file is read.
 # PyYAML loads only for YAML outside syntax.yaml_scan's subset (a --config file is within it).
 # argparse (with gettext, locale and shutil for its help formatter) reads only what the plain
@@ -127,7 +128,7 @@ HEAVY = ("dataclasses", "inspect", "packaging.requirements", "packaging.markers"
          "tomllib", "tomli", "kimi_lsp.syntax.toml", "ast", "kimi_lsp.syntax.python", "kimi_lsp.syntax.notebook",
          "kimi_lsp.surfaces.python", "kimi_lsp.surfaces.notebook", "argparse", "gettext", "shutil",
          "kimi_lsp.syntax.uv_lock", "yaml", "kimi_lsp.syntax._pyyaml", "packaging", "typing", "json", "shlex",
-         "contextlib", "datetime", "kimi_lsp.pins._lock_readers")
+         "contextlib", "datetime", "kimi_lsp.pins._lock_readers", "kimi_lsp.syntax.pylock")
 
 
 def _modules_after(args: list[str], cwd: Path, env: dict[str, str]) -> set[str]:
@@ -165,6 +166,19 @@ def test_a_uv_project_is_read_without_tomllib(tmp_path: Path) -> None:
     mods = _modules_after(["--check", "-q", "deploy/k3-dcp.yaml"], proj, {})
     assert {"kimi_lsp.syntax.toml_scan", "kimi_lsp.syntax.uv_lock"} <= mods
     assert not [m for m in HEAVY if m in mods and m not in ("kimi_lsp.syntax.toml", "kimi_lsp.syntax.uv_lock")]
+
+
+def test_a_uv_exported_pylock_is_read_without_tomllib(tmp_path: Path) -> None:
+    """A pylock.toml as `uv export` writes it is read by syntax/pylock.py's scan, and the marker on
+    each of its packages by kimi_lsp.markers: no tomllib, no other lock reader, no packaging."""
+    proj = tmp_path / "pylock-project"
+    shutil.copytree(ROOT / "tests" / "pins_fixtures" / "pylock" / "uv-export", proj)
+    (proj / ".git").mkdir()
+    shutil.copytree(EXAMPLE / "deploy", proj / "deploy")
+    mods = _modules_after(["--check", "-q", "deploy/k3-dcp.yaml"], proj, {})
+    assert {"kimi_lsp.syntax.pylock", "kimi_lsp.pins.locks", "kimi_lsp.markers"} <= mods
+    assert not [m for m in HEAVY if m in mods and m not in ("kimi_lsp.syntax.toml", "kimi_lsp.syntax.pylock",
+                                                            "kimi_lsp.syntax.uv_lock")]
 
 
 def test_a_cache_hit_loads_no_engine(example: Path) -> None:

@@ -19,7 +19,7 @@ PACKAGE = Path(__file__).resolve().parents[2] / "server" / "kimi_lsp"
 FLOORS: dict[int, tuple[str, ...]] = {
     0: ("_kept", "_toml"),
     1: ("_imports", "_record", "_regex"),
-    2: ("kimi_lsp", "text", "pep440"),  # the package root holds __version__ and installs _imports
+    2: ("kimi_lsp", "text", "pep440", "markers"),  # the package root holds __version__ and installs _imports
     3: ("diagnostics", "workspace", "settings_schema"),
     4: ("syntax", "suppression", "walk"),
     5: ("knowledge", "surfaces"),

@@ -1,4 +1,4 @@
-"""The scan-based pylock.toml reader (``syntax.uv_lock.scan_pylock``) against the tomllib path it
+"""The scan-based pylock.toml reader (``syntax.pylock.scan_pylock``) against the tomllib path it
 stands in for.
 
 ``read_pylock`` reads a pylock.toml as ``uv export`` writes it with the scan, and anything else
@@ -16,7 +16,7 @@ import pytest
 
 from kimi_lsp.pins import _lock_readers, locks
 from kimi_lsp.pins.model import PinFormat, PinSource
-from kimi_lsp.syntax.uv_lock import scan_pylock
+from kimi_lsp.syntax.pylock import scan_pylock
 from kimi_lsp.workspace import SourceText
 
 TESTS = Path(__file__).resolve().parent.parent

@@ -160,10 +160,10 @@ def _gen_inline(rng: random.Random, depth: int = 0) -> str:
 
 
 def test_repeated_inline_keys_are_found_as_tomllib_finds_them() -> None:
-    """``_inline_duplicates`` against tomllib on 5,000 generated (nested) inline tables and arrays
+    """``inline_duplicates`` against tomllib on 5,000 generated (nested) inline tables and arrays
     of them: a key written twice in one table, and only that, is a duplicate."""
     from kimi_lsp._toml import tomllib
-    from kimi_lsp.syntax.uv_lock import _inline_duplicates
+    from kimi_lsp.syntax.uv_lock import inline_duplicates
 
     rng = random.Random(5)
     dups = 0
@@ -174,7 +174,7 @@ def test_repeated_inline_keys_are_found_as_tomllib_finds_them() -> None:
             expected = False
         except tomllib.TOMLDecodeError:
             expected = True  # the only invalidity generated: a repeated key
-        assert _inline_duplicates(value) == expected, value
+        assert inline_duplicates(value) == expected, value
         dups += expected
     assert 500 < dups < 4500
 

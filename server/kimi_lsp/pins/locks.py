@@ -174,10 +174,10 @@ def _scan_uv_lock(source: SourceText) -> PinSource | None:
 
 
 def _scan_pylock(source: SourceText) -> PinSource | None:
-    """A pylock.toml as uv exports it, read by ``syntax.uv_lock.scan_pylock``; None for any other
+    """A pylock.toml as uv exports it, read by ``syntax.pylock.scan_pylock``; None for any other
     text, which ``_read_toml_lock`` reads. Its pins are made on demand, each exactly as
     ``_toml_entry_pin`` makes it from tomllib's values and the locator's positions."""
-    from kimi_lsp.syntax.uv_lock import scan_pylock
+    from kimi_lsp.syntax.pylock import scan_pylock
 
     lock = scan_pylock(source.text)
     if lock is None:

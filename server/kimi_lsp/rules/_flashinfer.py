@@ -138,7 +138,12 @@ def _applies(pin: Pin) -> bool:
     marker counts when it holds for any supported Python (uv lock forks split on it)."""
     if not pin.marker:
         return True
-    from packaging.markers import Marker  # only pins with markers pay for it (~15 ms)
+    from kimi_lsp import markers  # (a run whose pins carry no marker never loads it)
+
+    tree = markers.plain(pin.marker)
+    if tree is not None:  # platform variables only: the Python version does not matter
+        return any(markers.evaluate(tree, {**_LINUX, "platform_machine": machine}) for machine in _machines())
+    from packaging.markers import Marker  # only other markers pay for it (~15 ms)
 
     try:
         marker = Marker(pin.marker)

@@ -156,7 +156,16 @@ class UvLock:
         return tuple(package(r) for r in self.rows)
 
 
-def _inline_duplicates(value: str) -> bool:
+def block_pattern() -> re.Pattern[str]:
+    """One block of the TOML uv writes (a blank line, a table header, a key and its value, which
+    may span lines), compiled on first use (shared with ``syntax/pylock.py``)."""
+    global _block
+    if _block is None:
+        _block = _regex.compile(_BLOCK_PATTERN)
+    return _block
+
+
+def inline_duplicates(value: str) -> bool:
     """Whether an inline table in ``value`` (a value ``_VALUE`` matched) repeats a key.
 
     Strings blanked, the innermost tables are searched for a key written twice (the pattern cannot
@@ -176,14 +185,12 @@ def scan(text: str) -> UvLock | None:
     """The packages of a uv.lock written in uv's own shape, or None (read it with tomllib)."""
     if not text.endswith("\n"):
         return None
-    global _block, _package
-    if _block is None:
-        _block = _regex.compile(_BLOCK_PATTERN)
+    global _package
     if _package is None:
         _package = _regex.compile(_PACKAGE_PATTERN)
     n = len(text)
     pos = 0
-    match_block = _block.match
+    match_block = block_pattern().match
     match_package = _package.match if USE_PACKAGE_PATTERN else None
     match_artifacts = artifacts().match
     table = ""  # "" = the root table
@@ -252,7 +259,7 @@ def scan(text: str) -> UvLock | None:
                 return None
             keys.add(key)
             value = m.group("value")
-            if "{ " in value and ", " in value and _inline_duplicates(value):
+            if "{ " in value and ", " in value and inline_duplicates(value):
                 return None
             if table == "package":
                 if key not in _PACKAGE_KEYS:
@@ -335,116 +342,4 @@ def _parent_defines(table_keys: dict[str, set[str]], table: str) -> bool:
     return parent is not None and parent[1] in table_keys.get(parent[0], ())
 
 
-# -- pylock.toml as uv exports it ------------------------------------------------------------
-#
-# ``uv export --format pylock.toml`` writes PEP 751's lock with the same TOML writer: a header of
-# comments, the top-level keys, then one ``[[packages]]`` table per package (name, version, marker,
-# index, then its ``sdist`` and ``wheels`` artifact lines). ``scan_pylock`` reads exactly that and
-# answers None for anything else (a sub-table, a key PEP 751 gives a package that uv's export does
-# not write here, a package without a version, a comment after the header): ``pins/locks.py`` then
-# reads the file with tomllib and the locator, as before (tests/unit/test_uv_lock_scan.py holds
-# the two readings equal).
-
-_COMMENT_LINE = _regex.compile(r"#[^\x00-\x08\x0a-\x1f\x7f]*\n")
-_PYLOCK_TOP_KEYS = frozenset(
-    {"lock-version", "environments", "requires-python", "extras", "dependency-groups", "default-groups", "created-by"})
-_PYLOCK_PACKAGE_KEYS = frozenset({"name", "version", "marker", "requires-python", "index"})
-
-if TYPE_CHECKING:
-    # name, offset of its ``name`` line, version, offset of its ``version`` line, marker (None when
-    # absent), whether an artifact list sits in its table
-    PylockRow: TypeAlias = tuple[str, int, str, int, str | None, bool]
-
-
-@dataclass(frozen=True, slots=True)
-class Pylock:
-    created_by: str | None  # the top-level ``created-by`` when it is a string
-    has_lock_version: bool
-    rows: tuple[PylockRow, ...]  # the [[packages]] tables in file order
-
-
-def scan_pylock(text: str) -> Pylock | None:
-    """The packages of a pylock.toml written as uv exports it, or None (read it with tomllib)."""
-    if not text.endswith("\n"):
-        return None
-    global _block
-    if _block is None:
-        _block = _regex.compile(_BLOCK_PATTERN)
-    match_block = _block.match
-    match_artifacts = artifacts().match
-    n = len(text)
-    pos = 0
-    while pos < n and text[pos] == "#":  # the header uv writes: comments before the first key
-        m = _COMMENT_LINE.match(text, pos)
-        if m is None:
-            return None
-        pos = m.end()
-    top: dict[str, str] = {}
-    keys: set[str] = set()
-    rows: list[PylockRow] = []
-    in_package = False
-    name: str | None = None
-    name_at = version_at = 0
-    version: str | None = None
-    marker: str | None = None
-    has_artifacts = False
-    while pos < n:
-        c = text[pos]
-        if c == "\n":
-            pos += 1
-            continue
-        if in_package and c in "swf":
-            m = match_artifacts(text, pos)
-            if m is not None:
-                has_artifacts = True
-                pos = m.end() + 1  # the pattern ends at the line end, which is a "\n"
-                continue
-        m = match_block(text, pos)
-        if m is None:
-            return None
-        pos = m.end()
-        kind = m.lastgroup
-        if kind == "blank":
-            continue
-        if kind == "value":
-            key, value = m.group("key", "value")
-            if key in keys or ("{ " in value and ", " in value and _inline_duplicates(value)):
-                return None
-            keys.add(key)
-            if not in_package:
-                if key not in _PYLOCK_TOP_KEYS:
-                    return None
-                top[key] = value
-                continue
-            if key not in _PYLOCK_PACKAGE_KEYS:
-                return None
-            if key in ("name", "version", "marker"):
-                if value[0] != '"':
-                    return None  # not a string: tomllib's reading says what that means
-                if key == "name":  # the line is `name = "..."`, the string unescaped (_STR)
-                    name, name_at = value[1:-1], m.start()
-                elif key == "version":
-                    version, version_at = value[1:-1], m.start()
-                else:
-                    marker = value[1:-1]
-            continue
-        if kind != "aot" or m.group("aot") != "packages":
-            return None  # a table uv's export does not write
-        if in_package:
-            if not name or version is None:
-                return None
-            rows.append((name, name_at, version, version_at, marker, has_artifacts))
-        in_package = True
-        keys = set()
-        name = version = marker = None
-        has_artifacts = False
-    if in_package:
-        if not name or version is None:
-            return None
-        rows.append((name, name_at, version, version_at, marker, has_artifacts))
-    creator = top.get("created-by")
-    return Pylock(creator[1:-1] if creator is not None and creator[0] == '"' else None, "lock-version" in top,
-                  tuple(rows))
-
-
-__all__ = ["Pylock", "UvLock", "UvPackage", "artifacts", "package", "scan", "scan_pylock"]
+__all__ = ["UvLock", "UvPackage", "artifacts", "block_pattern", "inline_duplicates", "package", "scan"]
