@@ -17,7 +17,7 @@ from kimi_lsp import _regex
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up: see _record.py)
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Callable, Mapping
     from typing import TypeAlias
 
     # a comparison (variable, "==" or "!=", value), or ("and" | "or", [operands])
@@ -94,18 +94,18 @@ class _Parser:
         return self.at < len(self.tokens) and self.tokens[self.at] == (kind, text)
 
     def disjunction(self) -> Plain:
-        parts = [self.conjunction()]
-        while self._peek("bool", "or"):
-            self.at += 1
-            parts.append(self.conjunction())
-        return parts[0] if len(parts) == 1 else ("or", parts)
+        return self._joined("or", self.conjunction)
 
     def conjunction(self) -> Plain:
-        parts = [self.atom()]
-        while self._peek("bool", "and"):
+        return self._joined("and", self.atom)
+
+    def _joined(self, word: str, operand: Callable[[], Plain]) -> Plain:
+        """``operand (word operand)*``: the operand itself when there is one."""
+        parts = [operand()]
+        while self._peek("bool", word):
             self.at += 1
-            parts.append(self.atom())
-        return parts[0] if len(parts) == 1 else ("and", parts)
+            parts.append(operand())
+        return parts[0] if len(parts) == 1 else (word, parts)
 
     def atom(self) -> Plain:
         kind, text = self._next()

@@ -18,6 +18,7 @@ from kimi_lsp.pins import _lock_readers, locks
 from kimi_lsp.pins.model import PinFormat, PinSource
 from kimi_lsp.syntax.pylock import scan_pylock
 from kimi_lsp.workspace import SourceText
+from tests.unit._mutate import apply_edit, line_edits
 
 TESTS = Path(__file__).resolve().parent.parent
 PYLOCKS = sorted(p for p in TESTS.rglob("pylock*.toml") if p.is_file())
@@ -60,23 +61,11 @@ def test_other_producers_are_read_with_tomllib(path: Path) -> None:
     assert got == want and type(got) is PinSource
 
 
-def _mutations(text: str, step: int) -> list[str]:
-    lines = text.split("\n")
-    out: list[str] = []
-    for i in range(0, len(lines), step):
-        out.append("\n".join(lines[:i] + lines[i + 1 :]))  # dropped
-        out.append("\n".join(lines[: i + 1] + lines[i:]))  # doubled (a key defined twice, ...)
-        out.append("\n".join(lines[:i] + [lines[i] + " # note"] + lines[i + 1 :]))
-        out.append("\n".join(lines[:i] + [lines[i].replace('"', "'", 2)] + lines[i + 1 :]))
-        out.append("\n".join(lines[:i] + [lines[i].replace(" = ", "=", 1)] + lines[i + 1 :]))
-    return out
-
-
 def test_mutated_exports_match_tomllib() -> None:
     text = UV_EXPORT.read_text("utf-8")
     # the header, the top-level keys and the first packages line by line, then every 7th line
     head = "\n".join(text.split("\n")[:60])
-    for mutated in [*_mutations(head + "\n", 1), *_mutations(text, 7)]:
+    for mutated in [*line_edits(head + "\n", 1), *line_edits(text, 7)]:
         got, want = _both(UV_EXPORT, mutated)
         assert got == want, mutated
 
@@ -100,12 +89,7 @@ def test_mutated_exports_match_tomllib() -> None:
 )
 def test_shapes_the_scan_declines_or_reads_alike(edit: tuple[str, str]) -> None:
     text = UV_EXPORT.read_text("utf-8")
-    old, new = edit
-    assert old in text
-    if not old:
-        mutated = text + new
-    else:
-        mutated = text.replace(old, new) if old == "\n" else text.replace(old, new, 1)
+    mutated = apply_edit(text, *edit)
     got, want = _both(UV_EXPORT, mutated)
     assert got == want
 

@@ -18,6 +18,7 @@ from kimi_lsp.pins import _lock_readers, locks
 from kimi_lsp.pins.model import PinFormat, PinSource
 from kimi_lsp.syntax.uv_lock import scan
 from kimi_lsp.workspace import SourceText
+from tests.unit._mutate import apply_edit, line_edits
 
 TESTS = Path(__file__).resolve().parent.parent
 LOCKS = sorted(p for p in TESTS.rglob("uv.lock") if p.is_file())
@@ -53,23 +54,11 @@ def _small_locks() -> list[Path]:
     return [p for p in LOCKS if p.stat().st_size < 5000] + [TESTS / "pins_fixtures" / "uv-lock" / "ok" / "uv.lock"]
 
 
-def _mutations(text: str, step: int) -> list[str]:
-    lines = text.split("\n")
-    out: list[str] = []
-    for i in range(0, len(lines), step):
-        out.append("\n".join(lines[:i] + lines[i + 1 :]))  # dropped
-        out.append("\n".join(lines[: i + 1] + lines[i:]))  # doubled (a key defined twice, ...)
-        out.append("\n".join(lines[:i] + [lines[i] + " # note"] + lines[i + 1 :]))
-        out.append("\n".join(lines[:i] + [lines[i].replace('"', "'", 2)] + lines[i + 1 :]))
-        out.append("\n".join(lines[:i] + [lines[i].replace(" = ", "=", 1)] + lines[i + 1 :]))
-    return out
-
-
 @pytest.mark.parametrize("path", _small_locks(), ids=lambda p: str(p.relative_to(TESTS)))
 def test_mutated_locks_match_tomllib(path: Path) -> None:
     text = path.read_text("utf-8")
     step = 1 if len(text) < 5000 else 29
-    for mutated in _mutations(text, step):
+    for mutated in line_edits(text, step):
         got, want = _both(path, mutated)
         assert got == want, mutated
 
@@ -92,12 +81,7 @@ def test_mutated_locks_match_tomllib(path: Path) -> None:
 def test_shapes_the_scan_declines(edit: tuple[str, str]) -> None:
     path = TESTS / "pins_fixtures" / "uv-lock" / "fork" / "uv.lock"
     text = path.read_text("utf-8")
-    old, new = edit
-    assert old in text
-    if not old:
-        mutated = text + new
-    else:
-        mutated = text.replace(old, new) if old == "\n" else text.replace(old, new, 1)
+    mutated = apply_edit(text, *edit)
     assert scan(mutated) is None or not scan(mutated).has_version  # type: ignore[union-attr]
     got, want = _both(path, mutated)
     assert got == want
@@ -187,7 +171,7 @@ def test_a_package_read_in_one_match_is_read_as_the_block_loop_reads_it(path: Pa
     from kimi_lsp.syntax import uv_lock
 
     text = path.read_text("utf-8")
-    texts = [text] + (_mutations(text, 1 if len(text) < 5000 else 29) if path in _small_locks() else [])
+    texts = [text] + (line_edits(text, 1 if len(text) < 5000 else 29) if path in _small_locks() else [])
     for t in texts:
         fast = scan(t)
         monkeypatch.setattr(uv_lock, "USE_PACKAGE_PATTERN", False)

@@ -78,10 +78,10 @@ def scan_pylock(text: str) -> Pylock | None:
         if kind == "blank":
             continue
         if kind == "value":
-            key, value = m.group("key", "value")
-            if key in keys or ("{ " in value and ", " in value and uv_lock.inline_duplicates(value)):
+            got = uv_lock.new_key(m, keys)
+            if got is None:
                 return None
-            keys.add(key)
+            key, value = got
             if not in_package:
                 if key not in _PYLOCK_TOP_KEYS:
                     return None

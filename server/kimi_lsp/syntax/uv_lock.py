@@ -165,6 +165,17 @@ def block_pattern() -> re.Pattern[str]:
     return _block
 
 
+def new_key(m: re.Match[str], keys: set[str]) -> tuple[str, str] | None:
+    """A key/value block's key and value, the key added to its table's ``keys``; None when the
+    table has that key already or an inline table in the value repeats one of its own (then the
+    file is not in uv's shape: tomllib decides)."""
+    key, value = m.group("key", "value")
+    if key in keys or ("{ " in value and ", " in value and inline_duplicates(value)):
+        return None
+    keys.add(key)
+    return key, value
+
+
 def inline_duplicates(value: str) -> bool:
     """Whether an inline table in ``value`` (a value ``_VALUE`` matched) repeats a key.
 
@@ -254,13 +265,10 @@ def scan(text: str) -> UvLock | None:
         if kind == "blank":
             continue
         if kind == "value":  # (the last group a key/value block closes)
-            key = m.group("key")
-            if key in keys:
+            got = new_key(m, keys)
+            if got is None:
                 return None
-            keys.add(key)
-            value = m.group("value")
-            if "{ " in value and ", " in value and inline_duplicates(value):
-                return None
+            key, value = got
             if table == "package":
                 if key not in _PACKAGE_KEYS:
                     return None
@@ -342,4 +350,4 @@ def _parent_defines(table_keys: dict[str, set[str]], table: str) -> bool:
     return parent is not None and parent[1] in table_keys.get(parent[0], ())
 
 
-__all__ = ["UvLock", "UvPackage", "artifacts", "block_pattern", "inline_duplicates", "package", "scan"]
+__all__ = ["UvLock", "UvPackage", "artifacts", "block_pattern", "inline_duplicates", "new_key", "package", "scan"]
