@@ -163,6 +163,7 @@ def test_a_uv_project_is_read_without_tomllib(tmp_path: Path) -> None:
     shutil.copytree(ROOT / "tests" / "pins_fixtures" / "uv-lock" / "sglang-only", proj)
     (proj / ".git").mkdir()
     shutil.copytree(EXAMPLE / "deploy", proj / "deploy")
+    _modules_after(["--check", "-q", "deploy/k3-dcp.yaml"], proj, {})  # a first run keeps what it made
     mods = _modules_after(["--check", "-q", "deploy/k3-dcp.yaml"], proj, {})
     assert {"kimi_lsp.syntax.toml_scan", "kimi_lsp.syntax.uv_lock"} <= mods
     assert not [m for m in HEAVY if m in mods and m not in ("kimi_lsp.syntax.toml", "kimi_lsp.syntax.uv_lock")]
@@ -175,6 +176,7 @@ def test_a_uv_exported_pylock_is_read_without_tomllib(tmp_path: Path) -> None:
     shutil.copytree(ROOT / "tests" / "pins_fixtures" / "pylock" / "uv-export", proj)
     (proj / ".git").mkdir()
     shutil.copytree(EXAMPLE / "deploy", proj / "deploy")
+    _modules_after(["--check", "-q", "deploy/k3-dcp.yaml"], proj, {})  # a first run keeps what it made
     mods = _modules_after(["--check", "-q", "deploy/k3-dcp.yaml"], proj, {})
     assert {"kimi_lsp.syntax.pylock", "kimi_lsp.pins.locks", "kimi_lsp.markers"} <= mods
     assert not [m for m in HEAVY if m in mods and m not in ("kimi_lsp.syntax.toml", "kimi_lsp.syntax.pylock",
