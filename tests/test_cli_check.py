@@ -156,15 +156,21 @@ def test_one_file_check_stays_off_heavy_modules(example: Path) -> None:
     assert not [m for m in HEAVY if m in mods]
 
 
+def _modules_of_project(tmp_path: Path, pins_fixture: str) -> set[str]:
+    """The modules a one-file check loads in a repository made of ``tests/pins_fixtures/<pins_fixture>``
+    and the example's launches, on its second run (a first run keeps what it made)."""
+    proj = tmp_path / "project"
+    shutil.copytree(ROOT / "tests" / "pins_fixtures" / pins_fixture, proj)
+    (proj / ".git").mkdir()
+    shutil.copytree(EXAMPLE / "deploy", proj / "deploy")
+    _modules_after(["--check", "-q", "deploy/k3-dcp.yaml"], proj, {})
+    return _modules_after(["--check", "-q", "deploy/k3-dcp.yaml"], proj, {})
+
+
 def test_a_uv_project_is_read_without_tomllib(tmp_path: Path) -> None:
     """A plain pyproject.toml (syntax/toml_scan.py) and a uv.lock in uv's own shape
     (syntax/uv_lock.py) need neither tomllib nor the typing and datetime it imports."""
-    proj = tmp_path / "uv-project"
-    shutil.copytree(ROOT / "tests" / "pins_fixtures" / "uv-lock" / "sglang-only", proj)
-    (proj / ".git").mkdir()
-    shutil.copytree(EXAMPLE / "deploy", proj / "deploy")
-    _modules_after(["--check", "-q", "deploy/k3-dcp.yaml"], proj, {})  # a first run keeps what it made
-    mods = _modules_after(["--check", "-q", "deploy/k3-dcp.yaml"], proj, {})
+    mods = _modules_of_project(tmp_path, "uv-lock/sglang-only")
     assert {"kimi_lsp.syntax.toml_scan", "kimi_lsp.syntax.uv_lock"} <= mods
     assert not [m for m in HEAVY if m in mods and m not in ("kimi_lsp.syntax.toml", "kimi_lsp.syntax.uv_lock")]
 
@@ -172,12 +178,7 @@ def test_a_uv_project_is_read_without_tomllib(tmp_path: Path) -> None:
 def test_a_uv_exported_pylock_is_read_without_tomllib(tmp_path: Path) -> None:
     """A pylock.toml as `uv export` writes it is read by syntax/pylock.py's scan, and the marker on
     each of its packages by kimi_lsp.markers: no tomllib, no other lock reader, no packaging."""
-    proj = tmp_path / "pylock-project"
-    shutil.copytree(ROOT / "tests" / "pins_fixtures" / "pylock" / "uv-export", proj)
-    (proj / ".git").mkdir()
-    shutil.copytree(EXAMPLE / "deploy", proj / "deploy")
-    _modules_after(["--check", "-q", "deploy/k3-dcp.yaml"], proj, {})  # a first run keeps what it made
-    mods = _modules_after(["--check", "-q", "deploy/k3-dcp.yaml"], proj, {})
+    mods = _modules_of_project(tmp_path, "pylock/uv-export")
     assert {"kimi_lsp.syntax.pylock", "kimi_lsp.pins.locks", "kimi_lsp.markers"} <= mods
     assert not [m for m in HEAVY if m in mods and m not in ("kimi_lsp.syntax.toml", "kimi_lsp.syntax.pylock",
                                                             "kimi_lsp.syntax.uv_lock")]

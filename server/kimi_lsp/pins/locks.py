@@ -22,12 +22,18 @@ scan, the common case); the other readers are in ``_lock_readers.py``, loaded wh
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from kimi_lsp import _regex
 from kimi_lsp.pins.model import LOCK_FORMATS, LazyPins, Pin, PinFormat, PinProblem, PinSource
 from kimi_lsp.text import Located, Span
 from kimi_lsp.workspace import SourceText
+
+TYPE_CHECKING = False  # typing is not imported at run time (start-up: see _record.py)
+if TYPE_CHECKING:
+    from typing import Any
+
+    from kimi_lsp.syntax.uv_lock import UvPackage
 
 # What PEP 503 folds into one '-' in a canonical name.
 _CANON = _regex.compile(r"[-_.]+")
@@ -148,29 +154,11 @@ def _scan_uv_lock(source: SourceText) -> PinSource | None:
 
     def make(i: int) -> Pin:
         p = package(rows[i])
-        marker: str | None = None
         forks = p.resolution_markers
-        if forks:
-            marker = forks[0] if len(forks) == 1 else " or ".join(f"({m})" for m in forks)
-        name_kv, version_kv = p.name_kv, p.version_kv
-        # both key/values end at their line's end (the scan reads nothing after a closing quote)
-        end = name_kv.end if version_kv is None else max(name_kv.end, version_kv.end)
-        start = name_kv.start if version_kv is None else min(name_kv.start, version_kv.start)
-        return Pin(
-            name=_canonical(p.name),
-            written_name=Located(p.name, p.name_content),
-            specifier=_eq_spec(p.version),
-            version=p.version,
-            span=Span(start, end),
-            spec_span=None,
-            marker=marker or None,
-            hashed=p.artifacts,
-        )
+        marker = (forks[0] if len(forks) == 1 else " or ".join(f"({m})" for m in forks)) if forks else None
+        return _scanned_pin(p, marker)
 
-    # every name canonicalized in one pass (names hold no newline: the scan's strings exclude it)
-    names = _canonical("\n".join(r[0] for r in rows)).split("\n") if rows else []
-    return PinSource.on_demand(source.path, PinFormat.UV_LOCK, True, LazyPins(names, make), tool="uv",
-                               relock_command=RELOCK[PinFormat.UV_LOCK])
+    return _on_demand(source, PinFormat.UV_LOCK, rows, make, "uv", RELOCK[PinFormat.UV_LOCK])
 
 
 def _scan_pylock(source: SourceText) -> PinSource | None:
@@ -178,6 +166,7 @@ def _scan_pylock(source: SourceText) -> PinSource | None:
     text, which ``_read_toml_lock`` reads. Its pins are made on demand, each exactly as
     ``_toml_entry_pin`` makes it from tomllib's values and the locator's positions."""
     from kimi_lsp.syntax.pylock import scan_pylock
+    from kimi_lsp.syntax.uv_lock import package
 
     lock = scan_pylock(source.text)
     if lock is None:
@@ -186,25 +175,41 @@ def _scan_pylock(source: SourceText) -> PinSource | None:
 
     def make(i: int) -> Pin:
         name, at, version, version_at, marker, hashed = rows[i]
-        # `name = "..."` and `version = "..."` lines, each string unescaped and ending its line
-        start, end = min(at, version_at), max(at + 9 + len(name), version_at + 12 + len(version))
-        return Pin(
-            name=_canonical(name),
-            written_name=Located(name, Span(at + 8, at + 8 + len(name))),
-            specifier=_eq_spec(version),
-            version=version,
-            span=Span(start, end),
-            spec_span=None,
-            marker=marker or None,
-            hashed=hashed,
-        )
+        # its `name` and `version` lines are written as uv.lock's: located the same way
+        return _scanned_pin(package((name, at, version, version_at, None, hashed)), marker)
 
     tool, relock = _pylock_producer(source, lock.created_by)
     problems = () if lock.has_lock_version else (
         PinProblem(f"{source.path.name} has no lock-version: not a PEP 751 lock?", Span(0, 0)),)
+    return _on_demand(source, PinFormat.PYLOCK, rows, make, tool, relock, problems)
+
+
+def _scanned_pin(p: UvPackage, marker: str | None) -> Pin:
+    """The pin of a package a lock scan located: its span from the ``name`` key/value through the
+    ``version`` one (both end at their line's end: a scan reads nothing after a closing quote)."""
+    name_kv, version_kv = p.name_kv, p.version_kv
+    end = name_kv.end if version_kv is None else max(name_kv.end, version_kv.end)
+    start = name_kv.start if version_kv is None else min(name_kv.start, version_kv.start)
+    return Pin(
+        name=_canonical(p.name),
+        written_name=Located(p.name, p.name_content),
+        specifier=_eq_spec(p.version),
+        version=p.version,
+        span=Span(start, end),
+        spec_span=None,
+        marker=marker or None,
+        hashed=p.artifacts,
+    )
+
+
+def _on_demand(source: SourceText, fmt: PinFormat, rows: Sequence[tuple[Any, ...]], make: Callable[[int], Pin],
+               tool: str | None, relock: str | None, problems: tuple[PinProblem, ...] = ()) -> PinSource:
+    """The lock source of a scan's ``rows`` (each a package, its name first), pins made by ``make``
+    when asked for."""
+    # every name canonicalized in one pass (names hold no newline: the scans' strings exclude it)
     names = _canonical("\n".join(r[0] for r in rows)).split("\n") if rows else []
-    return PinSource.on_demand(source.path, PinFormat.PYLOCK, True, LazyPins(names, make), tool=tool,
-                               relock_command=relock, problems=problems)
+    return PinSource.on_demand(source.path, fmt, True, LazyPins(names, make), tool=tool, relock_command=relock,
+                               problems=problems)
 
 
 def _pylock_producer(source: SourceText, creator: object) -> tuple[str | None, str | None]:

@@ -187,8 +187,3 @@ class LazyPins:
 
     def all(self) -> tuple[Pin, ...]:
         return tuple(self._pin(i) for i in range(len(self._names)))
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        """Pickled made (``make`` may be a closure over the file's text): the same pins."""
-        pins = self.all()
-        return (LazyPins, (self._names, pins.__getitem__))
