@@ -223,7 +223,97 @@ def _run_cache(ns: SimpleNamespace, workspace: Workspace, overrides: dict[str, o
     return cache.Cache.for_run([str(f) for f in files], str(workspace.root), overrides), files
 
 
+class ReportNotWritten(Exception):
+    """Writing the report to stdout failed (a closed pipe, a full disk): ``run_check`` turns it
+    into an exit status and one line on stderr, never a traceback."""
+
+    def __init__(self, error: OSError) -> None:
+        super().__init__(error)
+        self.error = error
+
+
+# The status the run exits with once its report is out, set before the report is written: a
+# reader that goes away mid-report must not turn a failing check into a pass.
+_verdict: list[int] = []
+
+
+def _expect(code: int) -> int:
+    _verdict[:] = [code]
+    return code
+
+
+def _out(text: str, stream: TextIO | None = None) -> None:
+    """Write ``text`` to ``stream`` (stdout by default), a failure to write stdout raising ``ReportNotWritten``."""
+    stream = stream or sys.stdout
+    try:
+        stream.write(text)
+    except OSError as exc:
+        if stream is sys.stdout:
+            raise ReportNotWritten(exc) from None
+        raise
+
+
 def run_check(ns: SimpleNamespace) -> int:
+    """``--check``; its exit status still means something when the report cannot be written:
+    a reader that went away (a broken pipe) leaves 1 when the check found errors, else 2; a
+    full disk or a closed stdout means 2, with one line on stderr."""
+    if sys.stdout is None:  # Python found no file descriptor 1 at start-up
+        tell("kimi-lsp: error: stdout is closed; the report has nowhere to go")
+        return EXIT_ERROR
+    _verdict.clear()
+    try:
+        code = _run_check(ns)
+        try:
+            sys.stdout.flush()
+        except OSError as exc:
+            raise ReportNotWritten(exc) from None
+        return code
+    except ReportNotWritten as failure:
+        return report_failed(failure.error, _verdict[0] if _verdict else EXIT_ERROR)
+
+
+def report_failed(error: OSError, verdict: int) -> int:
+    """The exit status of a run whose report could not be written, ``verdict`` the one it
+    would have had. Stdout is pointed at the null device first, so that the interpreter's
+    own last flush of what is still buffered does not fail again (a second message, status 120)."""
+    import errno
+
+    release_stdout()
+    if error.errno == errno.EPIPE and verdict == EXIT_FINDINGS:
+        return EXIT_FINDINGS  # the reader left (``| head``): what the check found still stands
+    why = "the reader closed the pipe" if error.errno == errno.EPIPE else (error.strerror or str(error))
+    tell(f"kimi-lsp: error: the report could not be written to stdout: {why}")
+    return EXIT_ERROR
+
+
+def release_stdout() -> None:
+    """Point file descriptor 1 at the null device (where stdout is a real file)."""
+    stream = sys.stdout
+    if stream is None:
+        return
+    try:
+        fd = stream.fileno()
+        null = os.open(os.devnull, os.O_WRONLY)
+    except (OSError, ValueError, AttributeError):  # an in-memory stream (tests), or none to open
+        return
+    try:
+        os.dup2(null, fd)
+    except OSError:
+        pass
+    finally:
+        os.close(null)
+
+
+def tell(line: str) -> None:
+    """One line on stderr, if stderr can take it (it may be the broken pipe too)."""
+    try:
+        if sys.stderr is not None:
+            print(output.printable(line), file=sys.stderr)
+    except (OSError, ValueError):
+        pass
+
+
+def _run_check(ns: SimpleNamespace) -> int:
     fmt = ns.format or ("github" if os.environ.get("GITHUB_ACTIONS") == "true" else "text")
     bad = usage_problems(ns)
     if bad:
@@ -250,8 +340,9 @@ def run_check(ns: SimpleNamespace) -> int:
             except Exception:  # an entry of another shape (a foreign or damaged file): lint
                 diags = None
         if diags is not None:
+            code = _expect(_exit_code(ns, diags, errors=False, would_change=False))
             _report(ns, fmt, diags, output.Positions(ws), cwd, len(cached_files), [])
-            return _exit_code(ns, diags, errors=False, would_change=False)
+            return code
 
     _young_collections_rarely()  # before the engine is imported: its import allocates a lot too
     run = _Run(ns, cwd)
@@ -289,12 +380,12 @@ def run_check(ns: SimpleNamespace) -> int:
             store.store(touched, [to_wire(d) for d in diags], started)
         pos = output.Positions(run.ws)
 
+    failed = bool(run.engine_errors or run.errors or failed_writes)
+    code = _expect(_exit_code(ns, diags, errors=failed, would_change=would_change))
     _report(ns, fmt, diags, pos, cwd, len(run.files), [*run.errors, *run.engine_errors])
     for e in run.engine_errors:
         print(f"kimi-lsp: {output.printable(e)}", file=sys.stderr)
-    if run.engine_errors or run.errors or failed_writes:
-        return EXIT_ERROR
-    return _exit_code(ns, diags, errors=False, would_change=would_change)
+    return code
 
 
 def _young_collections_rarely() -> None:
@@ -341,6 +432,7 @@ def _failed(ns: SimpleNamespace, fmt: str, errors: list[str], cwd: Path | None) 
     """Exit 2 before anything was linted. A machine-readable format still gets its one document
     on stdout, saying why (JSON ``errors``, SARIF an unsuccessful invocation): a consumer that
     reads the document must never see an empty result it could take for a clean run."""
+    _expect(EXIT_ERROR)
     if fmt in ("json", "sarif") and not ns.diff:
         base = cwd if cwd is not None else Path(os.sep)
         _report(ns, fmt, [], output.Positions(Workspace(base)), base, 0, errors)
@@ -353,18 +445,18 @@ def _report(ns: SimpleNamespace, fmt: str, diags: list[Diagnostic], pos: output.
     if ns.diff:
         pass  # stdout carries the diff alone
     elif fmt == "json":
-        sys.stdout.write(output.render_json(diags, pos, cwd, files=n_files, errors=errors))
+        _out(output.render_json(diags, pos, cwd, files=n_files, errors=errors))
     elif fmt == "github":
-        sys.stdout.write(output.render_github(diags, pos, cwd, files=n_files))
+        _out(output.render_github(diags, pos, cwd, files=n_files))
     elif fmt == "sarif":
         from kimi_lsp.cli.sarif import render_sarif
 
-        sys.stdout.write(render_sarif(diags, pos, cwd, engine_errors=errors))
+        _out(render_sarif(diags, pos, cwd, engine_errors=errors))
     else:
-        sys.stdout.write(output.render_text(diags, pos, cwd, files=n_files, quiet=ns.quiet))
+        _out(output.render_text(diags, pos, cwd, files=n_files, quiet=ns.quiet))
     if ns.statistics:
         stream = sys.stdout if fmt == "text" and not ns.diff else sys.stderr
-        stream.write(output.render_statistics(diags))
+        _out(output.render_statistics(diags), stream)
 
 
 def _fix(ns: SimpleNamespace, run: _Run, fmt: str) -> tuple[list[Diagnostic], output.Positions, bool, bool]:
@@ -386,7 +478,7 @@ def _fix(ns: SimpleNamespace, run: _Run, fmt: str) -> tuple[list[Diagnostic], ou
     # fmt text: the fix report precedes the diagnostics on stdout; otherwise stdout is the
     # machine-readable document (or the diff) and the report goes to stderr
     stream: TextIO = sys.stdout if fmt == "text" and not ns.diff else sys.stderr
-    say: Callable[[str], None] = (lambda s: None) if ns.quiet else (lambda s: print(output.printable(s), file=stream))
+    say: Callable[[str], None] = (lambda s: None) if ns.quiet else (lambda s: _out(output.printable(s) + "\n", stream))
     mem_pos = output.Positions(run.ws)
     not_fixed: list[str] = []
     for r in outcome.refused:
@@ -398,7 +490,7 @@ def _fix(ns: SimpleNamespace, run: _Run, fmt: str) -> tuple[list[Diagnostic], ou
     failed = False
     if ns.diff:
         for path, (before, after) in sorted(outcome.changed.items()):
-            sys.stdout.write(unified_diff(before, after, output.display_path(path, cwd)))
+            _out(unified_diff(before, after, output.display_path(path, cwd)))
         written = sorted(outcome.changed)
     else:
         # check every file before writing any, so that a fix spanning files is written whole or
@@ -409,7 +501,7 @@ def _fix(ns: SimpleNamespace, run: _Run, fmt: str) -> tuple[list[Diagnostic], ou
             if reason is None and not _still_reads(path, before, outcome.sources.get(path)):
                 reason = "it changed on disk while it was being fixed"
                 failed = True
-                print(f"kimi-lsp: error: {output.display_path(path, cwd)} {reason}; nothing written over it", file=sys.stderr)
+                print(output.printable(f"kimi-lsp: error: {output.display_path(path, cwd)} {reason}; nothing written over it"), file=sys.stderr)
             if reason is not None:
                 held[path] = reason
         grew = True
@@ -432,7 +524,7 @@ def _fix(ns: SimpleNamespace, run: _Run, fmt: str) -> tuple[list[Diagnostic], ou
                 fixes.write_atomic(src, after, expected=before)
             except OSError as exc:
                 failed = True
-                print(f"kimi-lsp: error: not fixed: {rel}: {exc.strerror or exc}", file=sys.stderr)
+                print(output.printable(f"kimi-lsp: error: not fixed: {rel}: {exc.strerror or exc}"), file=sys.stderr)
                 continue
             written.append(path)
 
@@ -496,12 +588,35 @@ def unified_diff(before: str, after: str, rel: str) -> str:
     import difflib
 
     out: list[str] = []
-    for line in difflib.unified_diff(before.splitlines(True), after.splitlines(True), f"a/{rel}", f"b/{rel}"):
+    old, new = diff_header_name("a/" + rel), diff_header_name("b/" + rel)
+    for line in difflib.unified_diff(before.splitlines(True), after.splitlines(True), old, new):
         out.append(line)
         if not line.endswith("\n"):
             out.append("\n\\ No newline at end of file\n")
     return "".join(out)
 
 
+# git's C-style escapes for a quoted name in a diff header
+_GIT_ESCAPES = {"\a": "\\a", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\v": "\\v", "\f": "\\f", "\r": "\\r",
+                '"': '\\"', "\\": "\\\\"}
 
-__all__ = ["collect_files", "run_check", "unified_diff"]
+
+def diff_header_name(name: str) -> str:
+    """``name`` as git writes it after ``---``/``+++``: as it is when plain, else in double quotes
+    with C escapes (octal for the UTF-8 bytes of other controls, of the bidi and line separators
+    and of undecodable bytes). A repository file name holding a newline must not start a line of
+    its own (a GitHub workflow command), nor ESC reach the terminal; ``git apply`` reads it back."""
+    if output.printable(name) == name and not any(c in _GIT_ESCAPES or "\ud800" <= c <= "\udfff" for c in name):
+        return name
+    out: list[str] = []
+    for ch in name:
+        if ch in _GIT_ESCAPES:
+            out.append(_GIT_ESCAPES[ch])
+        elif "\ud800" <= ch <= "\udfff" or output.printable(ch) != ch:
+            out.append("".join(f"\\{b:03o}" for b in ch.encode("utf-8", "surrogateescape")))
+        else:
+            out.append(ch)
+    return '"' + "".join(out) + '"'
+
+
+__all__ = ["collect_files", "diff_header_name", "run_check", "unified_diff"]

@@ -57,20 +57,22 @@ def export_cmd(argv: Sequence[str]) -> int:
     from kimi_lsp.surfaces.model import Surface
     from kimi_lsp.workspace import SourceText, Workspace
 
+    from kimi_lsp.cli.output import printable
+
     path = Path(ns.file).resolve()
     src = Workspace().read(path)
     if not isinstance(src, SourceText):
-        print(f"kimi-lsp: error: {ns.file}: {src.reason}", file=sys.stderr)
+        print(f"kimi-lsp: error: {printable(ns.file)}: {printable(src.reason)}", file=sys.stderr)
         return 2
     res = read_surface(src, force=Surface.TOML)
     if res.problems:
         for prob in res.problems:
             line, col = src.lines.position(prob.span.start)
-            print(f"{ns.file}:{line + 1}:{col + 1}: {prob.message}", file=sys.stderr)
+            print(f"{printable(ns.file)}:{line + 1}:{col + 1}: {printable(prob.message)}", file=sys.stderr)
         return 2
     cfg = next((c.config for c in res.launches if c.config is not None), None)
     if cfg is None:
-        print(f"kimi-lsp: error: {ns.file}: no [sglang] table", file=sys.stderr)
+        print(f"kimi-lsp: error: {printable(ns.file)}: no [sglang] table", file=sys.stderr)
         return 2
     entries = [(e.key.value.replace("_", "-"), e.value) for e in cfg.entries]
     if ns.to == "yaml":
@@ -79,8 +81,12 @@ def export_cmd(argv: Sequence[str]) -> int:
         if cfg.env:
             print("# environment for this launch (set it in the shell; sglang's --config has no env section):")
             for v in cfg.env:
-                print(f"#   {v.name.value}={v.value.value if v.value else ''}")
-        sys.stdout.write(yaml.safe_dump(dict(entries), sort_keys=False, default_flow_style=False, allow_unicode=True))
+                print(printable(f"#   {v.name.value}={v.value.value if v.value else ''}"))
+        text = yaml.safe_dump(dict(entries), sort_keys=False, default_flow_style=False, allow_unicode=True)
+        if printable(text.replace("\n", "")) != text.replace("\n", ""):
+            # YAML passes the bidi overrides and C1 controls through as text; escaped, they are the same value
+            text = yaml.safe_dump(dict(entries), sort_keys=False, default_flow_style=False, allow_unicode=False)
+        sys.stdout.write(text)
         return 0
     from kimi_lsp.knowledge.schema import load_schema
 
@@ -105,10 +111,39 @@ def export_cmd(argv: Sequence[str]) -> int:
             words += [f"--{key}", json.dumps(value)]
         else:
             words += [f"--{key}", str(value)]
-    print(" ".join(shlex.quote(w) if "=" not in w or w.startswith("-") else _quote_assign(w) for w in words))
+    if any("\0" in w for w in words):
+        # no command line can carry a NUL: bash's $'\0' would cut the value short, silently
+        print(f"kimi-lsp: error: {printable(ns.file)}: a value holds a NUL character, which no command line can pass", file=sys.stderr)
+        return 2
+    print(" ".join(shell_word(w) if "=" not in w or w.startswith("-") else _quote_assign(w) for w in words))
     return 0
 
 
 def _quote_assign(word: str) -> str:
     name, _, value = word.partition("=")
-    return f"{name}={shlex.quote(value)}"
+    return f"{name}={shell_word(value)}"
+
+
+# bash's ANSI-C quoting: the escapes its $'...' reads back as the character
+_ANSI_C = {"\a": "\\a", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\v": "\\v", "\f": "\\f", "\r": "\\r",
+           "\x1b": "\\E", "'": "\\'", "\\": "\\\\"}
+
+
+def shell_word(word: str) -> str:
+    """``word`` quoted for a POSIX shell: ``shlex.quote`` when it holds no control character,
+    else bash's ``$'...'`` (zsh, ksh and busybox sh read it too) with each control escaped, so
+    that a profile's value reaches the terminal as text and still reads back as itself."""
+    from kimi_lsp.cli.output import printable
+
+    if printable(word) == word:
+        return shlex.quote(word)
+    out: list[str] = []
+    for ch in word:
+        if ch in _ANSI_C:
+            out.append(_ANSI_C[ch])
+        elif printable(ch) != ch:
+            # four hex digits always: \u takes up to four, so a following digit is not read into it
+            out.append(f"\\x{ord(ch):02x}" if ord(ch) < 0x80 else f"\\u{ord(ch):04x}")
+        else:
+            out.append(ch)
+    return "$'" + "".join(out) + "'"

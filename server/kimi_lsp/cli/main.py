@@ -117,6 +117,25 @@ def _plain_check_args(args: list[str]) -> SimpleNamespace | None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
+    if not args or args[0] in ("serve", "verify"):
+        return _main(args)  # stdout is the protocol's (serve) or the GPU stages' own
+    try:
+        code = _main(args)
+        if sys.stdout is not None:
+            sys.stdout.flush()  # here, so that a failure is this function's to report
+        return code
+    except OSError as exc:
+        # only stdout's failures reach here (``--check`` handles its own): `kimi-lsp rules | head`
+        import errno
+
+        if exc.errno not in (errno.EPIPE, errno.ENOSPC, errno.EBADF, errno.EIO):
+            raise
+        from kimi_lsp.cli.check import report_failed
+
+        return report_failed(exc, EXIT_ERROR)
+
+
+def _main(args: list[str]) -> int:
     if not args:
         return _serve([])
     head = args[0]
@@ -157,8 +176,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run_check(ns)
     except KeyboardInterrupt:
         return 130
-    except BrokenPipeError:
-        return EXIT_OK
 
 
 def _serve(argv: list[str]) -> int:

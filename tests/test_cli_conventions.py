@@ -1,0 +1,167 @@
+"""The command line's own conventions: repository text never reaches the terminal raw (diff
+headers, fix messages, ``export``), the exit status still means something when the report cannot
+be written, and usage mistakes are usage errors (exit 2) that say what was meant."""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from kimi_lsp import fixes
+from kimi_lsp.cli.check import diff_header_name
+from kimi_lsp.cli.commands import shell_word
+from kimi_lsp.cli.main import main
+
+ROOT = Path(__file__).resolve().parents[1]
+K3 = "model-path: moonshotai/Kimi-K3\ntp-size: 8\ndcp-size: 8\ndecode-attention-backend: cutedsl_mla\n"
+PINS = "sglang==0.5.23\nflashinfer-python==0.6.16.post4\n"
+# a file name a repository may hold: a GitHub workflow command on a line of its own, and a
+# terminal escape that clears the screen
+HOSTILE = "requirements-\x1b[2J\n::error file=k3.yaml,line=1::INJECTED\n.txt"
+
+
+@pytest.fixture(autouse=True)
+def _env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    for var in ("GITHUB_ACTIONS", "GITHUB_WORKSPACE", "HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "no-hf-home"))
+    monkeypatch.setenv("KIMI_LSP_NO_CACHE", "1")
+
+
+def kimi(args: list[str], cwd: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    capsys.readouterr()
+    monkeypatch.chdir(cwd)
+    rc = main(args)
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+def spawn(args: list[str], cwd: Path, **kw: object) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "server"), KIMI_LSP_NO_CACHE="1", HF_HOME=str(cwd / ".no-hf"))
+    env.pop("GITHUB_ACTIONS", None)
+    kw.setdefault("capture_output", True)
+    return subprocess.run([sys.executable, "-m", "kimi_lsp", *args], cwd=cwd, env=env, text=True, timeout=120, **kw)  # type: ignore[call-overload, no-any-return]
+
+
+def project(tmp_path: Path, pins_name: str = "requirements.txt") -> Path:
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / ".git").mkdir()
+    (root / "k3.yaml").write_text(K3)
+    (root / pins_name).write_text(PINS)
+    return root
+
+
+def no_raw_controls(text: str) -> bool:
+    return "\x1b" not in text and not any(line.startswith("::") for line in text.splitlines())
+
+
+# -- file names in --diff headers and --fix messages ---------------------------------------------
+
+def test_diff_headers_quote_a_hostile_pin_file_name_as_git_does(tmp_path, monkeypatch, capsys) -> None:
+    root = project(tmp_path, HOSTILE)
+    rc, out, err = kimi(["--check", "--diff", "k3.yaml"], root, monkeypatch, capsys)
+    assert rc == 1, err
+    assert no_raw_controls(out) and no_raw_controls(err)
+    assert '--- "a/requirements-\\033[2J\\n::error file=k3.yaml,line=1::INJECTED\\n.txt"' in out.splitlines()
+    if shutil.which("git"):  # git reads the quoted name back: the diff still applies
+        subprocess.run(["git", "init", "-q"], cwd=root, check=True)
+        (root / "fix.diff").write_text(out)
+        subprocess.run(["git", "apply", "fix.diff"], cwd=root, check=True)
+        assert "flashinfer-python==0.6.16.post4" not in (root / HOSTILE).read_text()
+
+
+def test_diff_header_names() -> None:
+    assert diff_header_name("a/deploy/requirements.txt") == "a/deploy/requirements.txt"
+    assert diff_header_name("a/é.txt") == "a/é.txt"  # printable non-ASCII stays as it is
+    assert diff_header_name('a/q"\\\t.txt') == '"a/q\\"\\\\\\t.txt"'
+    assert diff_header_name("a/\u202eevil.txt") == '"a/\\342\\200\\256evil.txt"'  # bidi override
+    assert diff_header_name("a/\udcff.txt") == '"a/\\377.txt"'  # an undecodable byte, as it was
+
+
+def test_fix_messages_escape_file_names(tmp_path, monkeypatch, capsys) -> None:
+    root = project(tmp_path, HOSTILE)
+
+    def refuse(*_a: object, **_k: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(fixes, "write_atomic", refuse)
+    rc, out, err = kimi(["--check", "--fix", "k3.yaml"], root, monkeypatch, capsys)
+    assert rc == 2
+    assert "kimi-lsp: error: not fixed: requirements-\\x1b[2J\\n::error" in err
+    assert no_raw_controls(out) and no_raw_controls(err)
+
+
+# -- export --to args ---------------------------------------------------------------------------
+
+def test_export_args_escapes_control_characters_and_stays_a_faithful_command_line(tmp_path) -> None:
+    value = "k3\x1b[2J\x1b[1;1Hclean\u202e\n'q\\"
+    (tmp_path / "p.toml").write_text(
+        '[sglang]\nmodel-path = "moonshotai/Kimi-K3"\nserved-model-name = "k3\\u001b[2J\\u001b[1;1Hclean\\u202e\\n\'q\\\\"\n'
+        '[sglang.env]\nNOTE = "a\\u0007b"\n')
+    r = spawn(["export", "--to", "args", "p.toml"], tmp_path)
+    assert r.returncode == 0, r.stderr
+    line = r.stdout.strip()
+    assert line.isascii() and line.isprintable()
+    assert line.startswith("NOTE=$'a\\ab' python3 -m sglang.launch_server ")
+    if shutil.which("bash"):  # the shell reads every word back as the profile's value
+        words = subprocess.run(["bash", "-c", "printf '%s\\0' " + line.split(" ", 1)[1]],
+                               capture_output=True, text=True, check=True).stdout.split("\0")[:-1]
+        assert words[words.index("--served-model-name") + 1] == value
+    r = spawn(["export", "--to", "yaml", "p.toml"], tmp_path)
+    assert r.returncode == 0 and "\x1b" not in r.stdout and "\u202e" not in r.stdout and "\x07" not in r.stdout
+
+
+def test_shell_word() -> None:
+    assert shell_word("plain") == "plain"
+    assert shell_word("two words") == "'two words'"
+    assert shell_word("a\x1bb") == "$'a\\Eb'"
+    assert shell_word("\x01" + "9") == "$'\\x019'"  # two hex digits: the 9 is not read into the escape
+    assert shell_word("\u2028" + "0") == "$'\\u20280'"
+
+
+def test_export_refuses_a_nul_no_command_line_can_carry(tmp_path) -> None:
+    (tmp_path / "p.toml").write_text('[sglang]\nmodel-path = "moonshotai/Kimi-K3"\nserved-model-name = "a\\u0000b"\n')
+    r = spawn(["export", "--to", "args", "p.toml"], tmp_path)
+    assert r.returncode == 2 and "NUL" in r.stderr and not r.stdout
+
+
+# -- the exit status when the report cannot be written ----------------------------------------
+
+def test_a_failing_check_whose_reader_left_still_fails(tmp_path) -> None:
+    root = project(tmp_path)
+    for args, want in ((["--check", "k3.yaml"], 1), (["--check", "--exit-zero", "k3.yaml"], 2),
+                       (["--check", "--format", "json", "k3.yaml"], 1)):
+        r, w = os.pipe()
+        os.close(r)
+        try:
+            res = spawn(args, root, stdout=w, stderr=subprocess.PIPE, capture_output=False)
+        finally:
+            os.close(w)
+        assert res.returncode == want, (args, res.stderr)
+        assert "Traceback" not in res.stderr
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+@pytest.mark.parametrize("args", [["--check", "k3.yaml"], ["--check", "--format", "sarif", "--exit-zero", "k3.yaml"],
+                                  ["--check", "--diff", "k3.yaml"], ["rules"]])
+def test_a_full_disk_exits_2_with_one_line(tmp_path, args: list[str]) -> None:
+    root = project(tmp_path)
+    with open("/dev/full", "w") as full:
+        res = spawn(args, root, stdout=full, stderr=subprocess.PIPE, capture_output=False)
+    assert res.returncode == 2
+    assert res.stderr.splitlines()[-1] == "kimi-lsp: error: the report could not be written to stdout: No space left on device"
+    assert "Traceback" not in res.stderr and "Exception ignored" not in res.stderr
+
+
+def test_a_closed_stdout_exits_2_with_one_line(tmp_path) -> None:
+    root = project(tmp_path)
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "server"), KIMI_LSP_NO_CACHE="1")
+    res = subprocess.run(f"exec {sys.executable} -m kimi_lsp --check k3.yaml >&-", shell=True, cwd=root, env=env,
+                         text=True, stderr=subprocess.PIPE, timeout=120)
+    assert res.returncode == 2
+    assert res.stderr == "kimi-lsp: error: stdout is closed; the report has nowhere to go\n"
