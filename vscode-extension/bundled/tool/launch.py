@@ -4,11 +4,33 @@
 
 The extension ships kimi-lsp and its dependencies as pure-Python wheels next to this file
 (``../libs/*.whl``). They are unpacked once into ``DIR/server/<version>-<hash>/`` (the extension's
-global storage): built in a temporary sibling and renamed into place, so two windows starting at
-the same time never see half a directory, and kept, so the ``.pyc`` files Python writes there are
-reused on the next start (importing from the zip files directly would compile every module on
-every start, and kimi-lsp reads its data files from its package directory). The directory is put
-first on ``sys.path`` and kimi-lsp runs as its console script would. Nothing is downloaded.
+global storage) and kept, so the ``.pyc`` files Python writes there are reused on the next start
+(importing from the zip files directly would compile every module on every start, and kimi-lsp
+reads its data files from its package directory). The directory is put first on ``sys.path`` and
+kimi-lsp runs as its console script would. Nothing is downloaded.
+
+How the directory stays whole:
+
+- It is built in a temporary sibling, every file and directory fsync'ed, then the marker (which
+  holds the manifest: every file's path, size and sha256) is written and fsync'ed, and only then is
+  the directory renamed into place and its parent fsync'ed. A crash leaves either no directory or a
+  complete one, never a marked directory whose files the disk has not got yet.
+- Windows starting together take a lock (``DIR/server.lock``, released by the OS when a process dies)
+  before unpacking or repairing, and look again once they hold it: the first unpacks, the others
+  find its directory. Where locking is not possible, renaming into place is still atomic and a
+  process that loses the race uses the winner's directory.
+- Every start compares each manifest file's size with the disk (one ``stat`` per file, about a
+  millisecond for the whole bundle): a truncated, missing or replaced file is caught on the start
+  that would have failed. Damage that keeps sizes (a power loss on a file system that leaves unwritten
+  blocks as zeros, a disk error, an edit) needs the hashes, which cost about ten times as much, so
+  they are checked on the first start after each boot (Linux's boot id: a power loss is followed by
+  a boot) and at least every VERIFY_SECONDS otherwise; the time of the last full check is kept in
+  ``.kimi-lsp-bundle-verified``.
+- A directory that fails a check, has no marker or an unreadable one is unpacked again next to it
+  and swapped in (the damaged one is renamed away and deleted), with one warning. Bundles of other
+  versions that nobody has started for STALE_SECONDS, half-built directories older than
+  STALE_TMP_SECONDS and renamed-away ones are deleted; they are renamed out of their final name first,
+  so a deletion that stops half way never leaves a damaged directory under a name that is used.
 
 When DIR cannot be written, the wheels are unpacked into a temporary directory for this run only,
 with a warning on stderr (the extension shows it). Lines on stderr that start with
@@ -21,9 +43,11 @@ are importable, in that order.
 This file is read by old interpreters too (the version check below must be able to run), so it
 uses no syntax newer than Python 2.7 can parse.
 """
+import errno
 import hashlib
 import os
 import shutil
+import stat
 import sys
 import tempfile
 import time
@@ -32,10 +56,19 @@ import zipfile
 MIN_PYTHON = (3, 10)
 PREFIX = "kimi-lsp-bundle"
 MARKER = ".kimi-lsp-bundle-complete"
+VERIFIED = ".kimi-lsp-bundle-verified"
+LOCK = "server.lock"  # next to server/, which holds only bundles
+MANIFEST_HEADER = "kimi-lsp-bundle-manifest 1"
 # A directory nobody has started from for this long belongs to an extension version that is gone.
 STALE_SECONDS = 30 * 24 * 3600
 # A half-built directory this old was left by a process that died while unpacking.
 STALE_TMP_SECONDS = 3600
+# The hashes are checked at least this often (and on the first start after each boot, on Linux).
+VERIFY_SECONDS = 7 * 24 * 3600
+# How long a start waits for another one that is unpacking before it unpacks on its own.
+LOCK_WAIT_SECONDS = 60
+BOOT_ID = "/proc/sys/kernel/random/boot_id"
+CHUNK = 1 << 20
 
 
 def warn(message):
@@ -73,24 +106,294 @@ def bundle_key(wheels):
     return "%s-%s" % (version, digest.hexdigest()[:16])
 
 
-def unpack(wheels, target):
-    """Extract every wheel into ``target`` (which exists and is empty)."""
+def fsync_dir(path):
+    """Make a directory's entries durable (POSIX; Windows cannot open a directory, NTFS journals them)."""
+    if os.name == "nt":
+        return
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def entry_parts(wheel, name):
+    """The path components of a wheel entry, refusing any that could leave the target directory."""
+    parts = name.split("/")
+    bad = (not name or name.startswith("/") or "\\" in name or "\0" in name or "\n" in name or "\r" in name
+           or ":" in parts[0] or any(p in ("", ".", "..") for p in parts))
+    if bad:
+        raise RuntimeError("%s: refusing the entry %r" % (os.path.basename(wheel), name))
+    return parts
+
+
+def unpack(wheels, target, durable=True):
+    """Extract every wheel into ``target`` (which exists and is empty); return the manifest, a list
+    of ``(relative path with /, size, sha256 hex)``. ``durable``: fsync every file and directory."""
     root = os.path.realpath(target)
-    for path in wheels:
-        with zipfile.ZipFile(path) as zf:
+    files = {}
+    dirs = set([root])
+    for wheel in wheels:
+        with zipfile.ZipFile(wheel) as zf:
             for info in zf.infolist():
                 name = info.filename
-                dest = os.path.realpath(os.path.join(root, name))
-                if os.path.isabs(name) or not dest.startswith(root + os.sep):
-                    raise RuntimeError("%s: refusing the entry %r" % (os.path.basename(path), name))
-                if name.split("/", 1)[0].endswith(".data"):
+                is_dir = name.endswith("/")
+                parts = entry_parts(wheel, name.rstrip("/") if is_dir else name)
+                if parts[0].endswith(".data"):
                     continue  # scripts/headers of a wheel: not importable, not needed
-                zf.extract(info, root)
+                here = root
+                for part in parts[:-1] if not is_dir else parts:
+                    here = os.path.join(here, part)
+                    if here not in dirs:
+                        if not os.path.isdir(here):
+                            os.mkdir(here)
+                        dirs.add(here)
+                if is_dir:
+                    continue
+                dest = os.path.join(root, *parts)
+                digest = hashlib.sha256()
+                size = 0
+                with zf.open(info) as src:
+                    with open(dest, "wb") as out:
+                        while True:
+                            chunk = src.read(CHUNK)
+                            if not chunk:
+                                break
+                            digest.update(chunk)
+                            size += len(chunk)
+                            out.write(chunk)
+                        if durable:
+                            out.flush()
+                            os.fsync(out.fileno())
+                files["/".join(parts)] = (size, digest.hexdigest())
+    if durable:
+        for d in sorted(dirs, key=len, reverse=True):
+            fsync_dir(d)
+    return [(rel, files[rel][0], files[rel][1]) for rel in sorted(files)]
 
 
-def prune(parent, keep):
-    """Best effort: remove half-built directories and bundles unused for a long time."""
-    now = time.time()
+def write_marker(directory, key, manifest):
+    """The marker, written last: the key, then ``sha256 size path`` per file."""
+    lines = [MANIFEST_HEADER, "key " + key]
+    lines.extend("%s %d %s" % (digest, size, rel) for rel, size, digest in manifest)
+    lines.append("end %d" % len(manifest))  # a marker cut short at a line end is not whole
+    with open(os.path.join(directory, MARKER), "wb") as f:
+        f.write(("\n".join(lines) + "\n").encode("utf-8"))
+        f.flush()
+        os.fsync(f.fileno())
+
+
+def read_marker(directory, key):
+    """The manifest in ``directory``'s marker, or a reason why there is none to trust."""
+    try:
+        with open(os.path.join(directory, MARKER), "rb") as f:
+            lines = f.read().decode("utf-8").split("\n")
+    except (OSError, IOError, ValueError) as exc:
+        return None, "no readable marker (%s)" % (getattr(exc, "strerror", None) or exc,)
+    if len(lines) < 4 or lines[0] != MANIFEST_HEADER or lines[1] != "key " + key:
+        return None, "its marker holds no manifest of this bundle"
+    if lines[-1] != "" or lines[-2] != "end %d" % (len(lines) - 4):
+        return None, "its marker's manifest is incomplete"
+    manifest = []
+    for line in lines[2:-2]:
+        fields = line.split(" ", 2)
+        if len(fields) != 3 or len(fields[0]) != 64 or not fields[1].isdigit():
+            return None, "its marker's manifest is damaged"
+        manifest.append((fields[2], int(fields[1]), fields[0]))
+    if not manifest:
+        return None, "its marker's manifest is empty"
+    return manifest, None
+
+
+def check_sizes(directory, manifest):
+    """The first file of the manifest that is missing, not a regular file or of another size."""
+    for rel, size, _digest in manifest:
+        path = os.path.join(directory, *rel.split("/"))
+        try:
+            st = os.lstat(path)
+        except OSError:
+            return "%s is missing" % rel
+        if not stat.S_ISREG(st.st_mode):
+            return "%s is not a regular file" % rel
+        if st.st_size != size:
+            return "%s has %d bytes, not %d" % (rel, st.st_size, size)
+    return None
+
+
+def file_sha256(path):
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        while True:
+            chunk = f.read(CHUNK)
+            if not chunk:
+                return digest.hexdigest()
+            digest.update(chunk)
+
+
+def check_hashes(directory, manifest):
+    for rel, _size, digest in manifest:
+        try:
+            if file_sha256(os.path.join(directory, *rel.split("/"))) != digest:
+                return "%s does not have its sha256" % rel
+        except (OSError, IOError):
+            return "%s cannot be read" % rel
+    return None
+
+
+def boot_id():
+    """This boot's id on Linux ('' elsewhere): a power loss is always followed by a new one."""
+    try:
+        with open(BOOT_ID) as f:
+            return f.read().strip()
+    except (OSError, IOError):
+        return ""
+
+
+def hashes_due(directory, now):
+    """Whether the hashes are due: never checked, checked before this boot, or too long ago."""
+    try:
+        path = os.path.join(directory, VERIFIED)
+        age = now - os.path.getmtime(path)
+        with open(path) as f:
+            seen = f.read().strip()
+    except (OSError, IOError, ValueError):
+        return True
+    return seen != boot_id() or not 0 <= age < VERIFY_SECONDS
+
+
+def note_hashes_checked(directory):
+    """Best effort (a read-only storage checks the hashes on every start instead)."""
+    path = os.path.join(directory, VERIFIED)
+    tmp = "%s.%d.tmp" % (path, os.getpid())
+    try:
+        with open(tmp, "w") as f:
+            f.write(boot_id() + "\n")
+        os.replace(tmp, path)
+    except OSError:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+
+
+def inspect(directory, key, full):
+    """Why ``directory`` cannot be used as the unpacked bundle ``key`` (None: it can): the marker
+    and the sizes, and with ``full`` the hashes too."""
+    if not os.path.lexists(directory):
+        return "missing"
+    if os.path.islink(directory) or not os.path.isdir(directory):
+        return "not a directory"
+    manifest, problem = read_marker(directory, key)
+    if problem is None:
+        problem = check_sizes(directory, manifest)
+    if problem is None and full:
+        problem = check_hashes(directory, manifest)
+        if problem is None:
+            note_hashes_checked(directory)
+    return problem
+
+
+def remove(path):
+    """Delete a file, link or directory tree without following links out of it."""
+    try:
+        if os.path.islink(path) or not os.path.isdir(path):
+            os.unlink(path)
+        else:
+            shutil.rmtree(path, ignore_errors=True)
+    except OSError:
+        pass
+
+
+def aside_name(parent, name):
+    return os.path.join(parent, ".tmp-old-%s-%d-%s" % (name, os.getpid(), os.urandom(4).hex()))
+
+
+class Lock(object):
+    """An advisory lock on ``path`` held while unpacking (fcntl/msvcrt: the OS drops it when the
+    process dies). Not getting it (no locking on this file system, or a holder stuck for
+    LOCK_WAIT_SECONDS) is not an error: atomic renames keep the directory whole without it."""
+
+    def __init__(self, path):
+        self.path = path
+        self.fd = None
+
+    def __enter__(self):
+        try:
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        except OSError:
+            return self
+        deadline = time.time() + LOCK_WAIT_SECONDS
+        while True:
+            try:
+                self._lock(fd)
+                self.fd = fd
+                return self
+            except (OSError, IOError) as exc:
+                busy = exc.errno in (errno.EAGAIN, errno.EACCES, getattr(errno, "EDEADLOCK", errno.EACCES))
+                if not busy or time.time() > deadline:
+                    os.close(fd)
+                    return self
+            time.sleep(0.05)
+
+    def __exit__(self, *exc):
+        if self.fd is not None:
+            try:
+                self._unlock(self.fd)
+            except (OSError, IOError):
+                pass
+            os.close(self.fd)
+            self.fd = None
+        return False
+
+    @staticmethod
+    def _lock(fd):
+        if os.name == "nt":
+            import msvcrt
+
+            msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
+        else:
+            import fcntl
+
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+
+    @staticmethod
+    def _unlock(fd):
+        if os.name == "nt":
+            import msvcrt
+
+            os.lseek(fd, 0, 0)
+            msvcrt.locking(fd, msvcrt.LK_UNLCK, 1)
+        else:
+            import fcntl
+
+            fcntl.flock(fd, fcntl.LOCK_UN)
+
+
+def install(wheels, parent, key):
+    """Unpack into a temporary sibling, durably, and swap it in for whatever is at ``parent/key``."""
+    final = os.path.join(parent, key)
+    tmp = tempfile.mkdtemp(prefix=".tmp-%s-" % key, dir=parent)
+    aside = None
+    try:
+        manifest = unpack(wheels, tmp)
+        note_hashes_checked(tmp)  # the hashes were just taken from what was written
+        write_marker(tmp, key, manifest)
+        fsync_dir(tmp)
+        if os.path.lexists(final):
+            aside = aside_name(parent, key)
+            os.rename(final, aside)
+        os.rename(tmp, final)
+        fsync_dir(parent)
+    finally:
+        if os.path.lexists(tmp):
+            remove(tmp)
+        if aside is not None:
+            remove(aside)
+
+
+def prune(parent, keep, now):
+    """Best effort: delete renamed-away and half-built directories, bundles nobody started for
+    STALE_SECONDS and damaged ones as old. Each is renamed out of its name before it is deleted."""
     try:
         entries = os.listdir(parent)
     except OSError:
@@ -100,45 +403,52 @@ def prune(parent, keep):
             continue
         path = os.path.join(parent, name)
         try:
-            if name.startswith(".tmp-"):
-                if now - os.path.getmtime(path) > STALE_TMP_SECONDS:
-                    shutil.rmtree(path, ignore_errors=True)
-            elif os.path.isfile(os.path.join(path, MARKER)):
-                if now - os.path.getmtime(os.path.join(path, MARKER)) > STALE_SECONDS:
-                    doomed = os.path.join(parent, ".tmp-old-" + name)
+            if name.startswith(".tmp-old-"):
+                remove(path)  # renamed away from its name: nobody runs from it
+            elif name.startswith(".tmp-"):
+                if now - os.lstat(path).st_mtime > STALE_TMP_SECONDS:
+                    remove(path)  # a process that was unpacking here died
+            elif not name.startswith("."):
+                marker = os.path.join(path, MARKER)
+                used = os.path.getmtime(marker) if os.path.isfile(marker) else os.lstat(path).st_mtime
+                if now - used > STALE_SECONDS:
+                    doomed = aside_name(parent, name)
                     os.rename(path, doomed)
-                    shutil.rmtree(doomed, ignore_errors=True)
+                    remove(doomed)
         except OSError:
             pass
 
 
 def prepare_in(storage, wheels, key):
-    """The unpacked bundle in ``storage/server/key``, made there if it is not yet."""
+    """The unpacked bundle in ``storage/server/key``: made, or repaired, if it is not whole."""
     parent = os.path.join(storage, "server")
     final = os.path.join(parent, key)
-    marker = os.path.join(final, MARKER)
-    if os.path.isfile(marker):
+    now = time.time()
+    due = hashes_due(final, now)
+    problem = inspect(final, key, due)
+    if problem is None:
         try:
-            os.utime(marker, None)  # in use: not stale
+            os.utime(os.path.join(final, MARKER), None)  # in use: not stale
         except OSError:
             pass
+        if due:
+            prune(parent, key, now)  # as seldom as the hashes: once a boot or a week
         return final
-    os.makedirs(parent, exist_ok=True)  # windows starting together may all get here at once
-    tmp = tempfile.mkdtemp(prefix=".tmp-%s-" % key, dir=parent)
-    try:
-        unpack(wheels, tmp)
-        with open(os.path.join(tmp, MARKER), "w") as f:
-            f.write(key + "\n")
-        try:
-            os.rename(tmp, final)
-        except OSError:
-            # Another process won the race (or left a broken directory): use it when complete.
-            if not os.path.isfile(marker):
-                raise
-    finally:
-        if os.path.isdir(tmp):
-            shutil.rmtree(tmp, ignore_errors=True)
-    prune(parent, key)
+    if not os.path.isdir(parent):
+        os.makedirs(parent, exist_ok=True)  # windows starting together may all get here at once
+    with Lock(os.path.join(storage, LOCK)):
+        # Another start may have unpacked or repaired it while this one waited for the lock.
+        problem = inspect(final, key, hashes_due(final, now))
+        if problem is not None:
+            if problem != "missing":
+                warn("the unpacked server in %s was damaged (%s); unpacking it again" % (final, problem))
+            try:
+                install(wheels, parent, key)
+            except OSError:
+                # Without the lock, another start may have renamed its directory into place first.
+                if inspect(final, key, False) is not None:
+                    raise
+    prune(parent, key, now)
     return final
 
 
@@ -157,7 +467,7 @@ def prepare(storage):
     import atexit
 
     atexit.register(shutil.rmtree, tmp, True)
-    unpack(wheels, tmp)
+    unpack(wheels, tmp, durable=False)
     return tmp
 
 
