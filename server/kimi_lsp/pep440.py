@@ -68,6 +68,17 @@ def _local_parts(text: str) -> tuple[int | str, ...]:
     return tuple(int(p) if p.isdigit() else p for p in re.split(r"[-_.]", text.lower()))
 
 
+# int() refuses a number of more digits than sys.get_int_max_str_digits() (4,300 by default, never
+# under 640) with a ValueError: a pin `==000...0` of 10,000 digits would crash every rule that reads
+# it. No release number is that long: such a text is not a version (packaging's own int() fails
+# the same way, with a bare ValueError).
+_MAX_DIGITS = 640
+
+
+def _overlong(text: str) -> bool:
+    return len(text) > _MAX_DIGITS and any(len(run) > _MAX_DIGITS for run in re.split(r"[^0-9]+", text))
+
+
 _PARSED: dict[str, Version] = {}  # text -> its Version (Version.__new__)
 _PARSED_MAX = 4096
 
@@ -92,6 +103,8 @@ class Version:
     def __init__(self, version: str) -> None:
         if type(version) is str and _PARSED.get(version) is self:
             return  # made before
+        if _overlong(version):
+            raise InvalidVersion(f"Invalid version: a number of more than {_MAX_DIGITS} digits")
         m = _NORMAL.fullmatch(version)
         if m is not None:
             rel, pre_l, pre_n, post, dev, local = m.groups()
@@ -250,6 +263,8 @@ class Specifier:
             raise InvalidSpecifier(f"Invalid specifier: {spec!r}")
         self.operator = op
         self.version = text[len(op):].strip()
+        if _overlong(self.version):
+            raise InvalidSpecifier(f"Invalid specifier: a number of more than {_MAX_DIGITS} digits")
         self._theirs: Any = None
         self._prefix: tuple[int, ...] | None = None
         self._v: Version | None = None

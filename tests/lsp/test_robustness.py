@@ -1,4 +1,5 @@
-"""A rule that raises is one logged error, not a dead server; TCP transport; stale results."""
+"""A rule that raises is one logged error and a "could not check" diagnostic, not a dead server
+or a clean file; TCP transport; stale results."""
 
 from __future__ import annotations
 
@@ -36,8 +37,14 @@ async def test_exception_in_a_rule_is_logged_once_and_the_server_lives(project: 
     try:
         await client.initialize_session(T.InitializeParams(capabilities=push_capabilities(), root_uri=uri(project)))
         u = open_doc(client, project / "k3.yaml")
-        (d,) = await diagnostics(client, u)
-        assert d.code == "KL101"  # the other rules still ran
+        diags = await diagnostics(client, u, lambda ds: len(ds) == 2)
+        by_code = {d.code: d for d in diags}
+        assert set(by_code) == {"KL101", "KL001"}  # the other rules still ran
+        # and the file is not shown clean: it could not be checked (fail closed, as --check's exit 2)
+        unchecked = by_code["KL001"]
+        assert unchecked.severity == T.DiagnosticSeverity.Error and unchecked.range.start.line == 0
+        assert "could not check" in unchecked.message and "KL103" in unchecked.message
+        assert "boom from a broken rule" in unchecked.message
         errors = await eventually(
             lambda: [m for m in client.log_messages if "boom from a broken rule" in m.message], what="logged error"
         )

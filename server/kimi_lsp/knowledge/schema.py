@@ -296,18 +296,25 @@ def _config_keys(flag: Flag, long_keys: bool) -> list[str]:
 # ---------------------------------------------------------------------------------------------
 
 
+def _number(digits: str) -> int:
+    """``int(digits)``, which refuses more than 4,300 digits (a ValueError): a longer number is
+    past every release, whatever its digits (``sglang==0.5.<10,000 digits>`` must not crash)."""
+    digits = digits.lstrip("0") or "0"
+    return int(digits) if len(digits) <= 640 else 10**640
+
+
 def _version_key(version: str) -> tuple[Any, ...]:
     """A small PEP 440 ordering (release, then dev < pre < final < post); enough for sglang tags."""
     m = re.match(r"^v?(\d+(?:\.\d+)*)(?:[-_.]?(a|b|rc)[-_.]?(\d*))?(?:[-_.]?post[-_.]?(\d*))?"
                  r"(?:[-_.]?dev[-_.]?(\d*))?", version.strip().lower())
     if not m:
         return ((0,), 0, 0, 0, 0)
-    release = tuple(int(x) for x in m.group(1).split("."))
+    release = tuple(map(_number, m.group(1).split(".")))
     while len(release) > 1 and release[-1] == 0:
         release = release[:-1]
     pre = {"a": 0, "b": 1, "rc": 2}.get(m.group(2) or "", 3)
-    pre_n = int(m.group(3) or 0)
-    post = int(m.group(4)) + 1 if m.group(4) is not None else 0
+    pre_n = _number(m.group(3) or "0")
+    post = _number(m.group(4) or "0") + 1 if m.group(4) is not None else 0
     dev = 0 if m.group(5) is not None else 1
     if m.group(5) is not None and not m.group(2) and m.group(4) is None:
         pre = -1  # 1.0.dev0 sorts before 1.0a0

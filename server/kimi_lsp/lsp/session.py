@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import stat
 import time
 from collections.abc import Iterator
@@ -21,13 +22,13 @@ from lsprotocol import types as T
 from pygls.uris import from_fs_path, to_fs_path
 
 from kimi_lsp.cache import Sig, signature
-from kimi_lsp.diagnostics import Diagnostic
+from kimi_lsp.diagnostics import Diagnostic, Location, Severity
 from kimi_lsp.engine import FileResult, merged
 from kimi_lsp.lsp import adapters, convert
 from kimi_lsp.lsp._blake import blake2b
 from kimi_lsp.lsp.multidoc import MultiDoc
 from kimi_lsp.lsp.settings import EditorSettings
-from kimi_lsp.text import LineIndex
+from kimi_lsp.text import LineIndex, Span
 from kimi_lsp.workspace import SourceText, Workspace, record_touched, take_touched
 
 log = logging.getLogger("kimi_lsp.lsp")
@@ -181,7 +182,7 @@ class Session:
             self.uris[path] = snap.uri
             if path in self.synced and self.synced[path] == snap.version and snap.version is not None:
                 continue
-            self.workspace.set_overlay(path, snap.text)
+            self.workspace.set_overlay(path, without_lone_surrogates(snap.text))
             self.invalidate(path)
             if path not in self.synced:
                 self._open_strs = None
@@ -242,14 +243,22 @@ class Session:
     def lint(self, path: Path) -> FileResult:
         self.lint_count += 1
         record_touched()
+        self.engine.errors.clear()
         try:
             result = self._lint_documents(path) or self.engine.lint_file(path)
-        except Exception:  # a bug in a reader must not take the server down
+        except Exception as exc:  # a bug in a reader must not take the server down
             log.exception("internal error while linting %s", path)
-            result = FileResult(path, [])
+            result = FileResult(path, [unchecked(path, _exception_line(exc))], is_launch_file=True)
         finally:
             used, probed = take_touched()
-        self.engine.errors.clear()  # already logged once by the engine
+        errors = self.engine.errors
+        if errors:
+            # A rule raised (the engine logged its traceback to the output channel): what it would
+            # have said is unknown, so the file is not shown clean (`--check` exits 2 for this).
+            # A document result kept by multidoc would hide the error on the next edit: forget it.
+            self.multidoc.forget(path)
+            result.diagnostics = [*result.diagnostics, unchecked(path, _error_summary(errors[0]), len(errors))]
+            errors.clear()
         self._store(result)
         self.linted_at[path] = self.generation
         self._remember_disk(path, used | probed)
@@ -552,6 +561,49 @@ def advance(steps: Iterator[DocReport | None], budget_s: float) -> tuple[list[Do
         if time.monotonic() >= deadline:
             return out, False
     return out, True
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def without_lone_surrogates(text: str) -> str:
+    """``text`` with each lone UTF-16 surrogate (JSON allows ``"\\ud800"``; no file can hold
+    one) made U+FFFD: one code point and one UTF-16 unit for another, so every position holds.
+    Left in, it makes the YAML reader raise, and a reader that raises finds no launch: the file
+    would look clean."""
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return _SURROGATE.sub("\ufffd", text)
+    return text
+
+
+def unchecked(path: Path, why: str, count: int = 1) -> Diagnostic:
+    """An error at the top of ``path``: it could not be checked (an internal error). Fail closed:
+    an empty list would show the editor a clean file. Not subject to suppression comments."""
+    more = f" (and {count - 1} more)" if count > 1 else ""
+    message = f"kimi-lsp could not check this file: {why}{more}; the traceback is in the kimi-lsp output"
+    return Diagnostic("KL001", message, Location(path, Span(0, 0)), Severity.ERROR)
+
+
+def _exception_line(exc: BaseException) -> str:
+    return _clip(f"internal error: {type(exc).__name__}: {exc}")
+
+
+def _error_summary(error: str) -> str:
+    """``internal error in rule KL101 on PATH: Traceback ...`` -> its rule and the exception's
+    last line (the engine's full message holds the traceback)."""
+    head = error.split(" on ", 1)[0]
+    lines = [x for x in error.strip().splitlines() if x.strip()]
+    last = lines[-1].strip() if len(lines) > 1 else ""
+    return _clip(f"{head} ({last})" if last else head)
+
+
+def _clip(text: str, limit: int = 200) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _trusted_signature(path: str) -> Sig:
