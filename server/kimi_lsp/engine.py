@@ -230,8 +230,14 @@ class Engine:
         src, surface = self.read_launches(path)
         if isinstance(src, ReadFailure):
             if looks_like_launch_candidate(path) or looks_like_launch_candidate(asked):  # a k3.yaml -> /dev/zero link too
-                diags.append(self._read_failure_diag(src))
-                result.is_launch_file = True
+                from kimi_lsp.surfaces.detect import unreadable_severity
+
+                proven = path in self.referenced_configs
+                schema = load_schema(None)
+                sev = unreadable_severity(asked, src.lossy, proven, self._is_sglang_key(schema), self._near_sglang_key(schema))
+                if sev is not None:  # None: undecodable and never names sglang (not our domain)
+                    diags.append(_with_severity(self._read_failure_diag(src), Severity(sev)))
+                    result.is_launch_file = True
             result.diagnostics = self._finish(path, None, diags, settings)
             return result
         assert surface is not None

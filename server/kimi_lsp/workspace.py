@@ -54,6 +54,10 @@ class ReadFailure:
     # line/column (0-based) of the first undecodable byte, when that is the reason
     line: int = 0
     column: int = 0
+    # The bytes decoded with replacement characters, when they were read but could not be
+    # decoded (None: never read, e.g. permission denied): whether such a file is a launch at all
+    # is decided on it (surfaces.detect.unreadable_severity).
+    lossy: str | None = None
 
 
 def decode_bytes(path: Path, data: bytes) -> SourceText | ReadFailure:
@@ -63,11 +67,11 @@ def decode_bytes(path: Path, data: bytes) -> SourceText | ReadFailure:
         try:
             return SourceText(path, data.decode("utf-16"), "utf-16", True)
         except UnicodeDecodeError as exc:
-            return ReadFailure(path, f"invalid UTF-16: {exc.reason}")
+            return ReadFailure(path, f"invalid UTF-16: {exc.reason}", lossy=data.decode("utf-16", "replace"))
     else:
         body, enc, bom = data, "utf-8", False
     if b"\x00" in body[:8192]:
-        return ReadFailure(path, "binary file (contains NUL bytes)")
+        return ReadFailure(path, "binary file (contains NUL bytes)", lossy=body.decode("utf-8", "replace"))
     try:
         text = body.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -75,7 +79,8 @@ def decode_bytes(path: Path, data: bytes) -> SourceText | ReadFailure:
         line = prefix.count(b"\n")
         col = len(prefix[prefix.rfind(b"\n") + 1 :].decode("utf-8", "replace"))
         return ReadFailure(
-            path, f"not valid UTF-8 (byte 0x{body[exc.start]:02x} at offset {exc.start})", line, col
+            path, f"not valid UTF-8 (byte 0x{body[exc.start]:02x} at offset {exc.start})", line, col,
+            body.decode("utf-8", "replace"),
         )
     return SourceText(path, text, enc, bom)
 

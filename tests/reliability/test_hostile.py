@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import builtins
 import io
+import json
 import os
 import sys
 import time
@@ -180,9 +181,22 @@ def test_file_just_under_the_limit_is_linted_in_bounded_time(repo: Path) -> None
     lint(repo, "k3.yaml", text, seconds=30, max_mb=400)
 
 
-@pytest.mark.parametrize("name", ["k3.yaml", "run.sh", "Dockerfile", "profile.toml"])
+# What each kind of launch file looks like, so that an undecodable copy is still recognisably one.
+LAUNCHES = {
+    "k3.yaml": K3,
+    "run.sh": "python -m sglang.launch_server --model-path moonshotai/Kimi-K3 --dcp-size 8\n",
+    "Dockerfile": 'FROM lmsysorg/sglang:v0.5.23\nCMD ["python3", "-m", "sglang.launch_server"]\n',
+    "profile.toml": '[sglang]\nmodel-path = "moonshotai/Kimi-K3"\n',
+}
+
+
+def kl001(result) -> list[tuple[str, str]]:
+    return [(d.severity.value, d.message) for d in result.diagnostics if d.code == "KL001"]
+
+
+@pytest.mark.parametrize("name", sorted(LAUNCHES))
 def test_binary_file(repo: Path, name: str) -> None:
-    data = bytes(range(256)) * 64
+    data = LAUNCHES[name].encode() + bytes(range(256)) * 64
     result = lint(repo, name, data)
     assert any("binary" in m for m in messages(result, "KL001")), result.diagnostics
 
@@ -194,12 +208,55 @@ def test_binary_pin_file(repo: Path) -> None:
     lint(repo, "k3.yaml", K3)
 
 
-@pytest.mark.parametrize("name", ["k3.yaml", "run.sh", "Dockerfile", "profile.toml"])
+@pytest.mark.parametrize("name", sorted(LAUNCHES))
 def test_invalid_utf8(repo: Path, name: str) -> None:
-    data = K3.encode() + b"bad: \xff\xfe\xc3(\n"
+    data = LAUNCHES[name].encode() + b"# bad: \xff\xfe\xc3(\n"
     result = lint(repo, name, data)
     found = messages(result, "KL001")
     assert any("UTF-8" in m and "0xff" in m for m in found), result.diagnostics
+
+
+# issue 33: pre-commit passes every changed *.sh/*.toml/*.yml to the hook; one in latin-1 that never
+# names sglang is outside the domain (was: KL001 error, exit 1).
+@pytest.mark.parametrize(
+    "name,data",
+    [
+        ("build.sh", b"echo caf\xe9\n"),
+        ("data.toml", b'name = "caf\xe9"\n'),
+        ("latin1.yml", b"greeting: caf\xe9\n"),
+        ("Dockerfile", b"FROM debian\nLABEL x=caf\xe9\n"),
+        ("k3.yaml", bytes(range(256)) * 64),  # binary, no launch in it
+        ("model.yaml", b"model: caf\xe9\nimage: x\n"),  # names a model, but no sglang config
+    ],
+)
+def test_undecodable_file_outside_the_domain_is_silent(repo: Path, name: str, data: bytes) -> None:
+    assert kl001(lint(repo, name, data)) == []
+
+
+def test_undecodable_file_that_names_sglang_is_a_warning(repo: Path) -> None:
+    # it may be a launch, but nothing readable proves it one: a guess is at most a warning
+    result = lint(repo, "notes.yml", b"# we run SGLang here, caf\xe9\nfoo: 1\n")
+    assert kl001(result) == [("warning", "cannot read launch file: not valid UTF-8 (byte 0xe9 at offset 25)")]
+
+
+def test_undecodable_config_is_an_error(repo: Path) -> None:
+    # exact option names with a model among them prove an sglang --config (DESIGN: a proven launch)
+    result = lint(repo, "k3.yaml", K3.encode() + b"# caf\xe9\n")
+    assert [sev for sev, _ in kl001(result)] == ["error"]
+
+
+def test_undecodable_config_named_by_a_launch_is_an_error(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # keys that prove nothing, but a launch passes it with --config: a launch file, unreadable
+    (repo / "cfg.yaml").write_bytes(b"model: caf\xe9\n")
+    (repo / "run.sh").write_text("python -m sglang.launch_server --config cfg.yaml\n", "utf-8")
+    monkeypatch.chdir(repo)
+    monkeypatch.setenv("KIMI_LSP_NO_CACHE", "1")
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        rc = cli_main(["--check", "--format", "json", "."])
+    diags = [(d["path"], d["code"], d["severity"]) for d in json.loads(out.getvalue())["diagnostics"]]
+    assert ("cfg.yaml", "KL001", "error") in diags, diags
+    assert rc == 1
 
 
 def _lines_of(result, path: Path, text: str) -> list[tuple[str, int]]:

@@ -61,13 +61,30 @@ SglangKey = Callable[[str], bool]
 NearKey = Callable[[str], "str | bool"]
 
 
+# Suffixes that name a language or format of their own: `dockerfile.py`, `Dockerfile.md` and
+# `Dockerfile.dockerignore` (BuildKit's per-Dockerfile ignore file) are not Dockerfiles, while
+# `Dockerfile.prod`, `Dockerfile.cuda12` and `Containerfile.rocm` (a variant, not a language) are.
+# Read as a Dockerfile, a Python module got one KL001 "unknown Dockerfile instruction" per line.
+_FOREIGN_SUFFIXES = frozenset(
+    {
+        ".py", ".pyw", ".pyi", ".ipynb", ".md", ".mdx", ".markdown", ".rst", ".txt", ".adoc",
+        ".json", ".jsonc", ".yaml", ".yml", ".toml", ".ini", ".cfg", ".xml", ".html", ".htm",
+        ".css", ".csv", ".lock", ".log", ".diff", ".patch", ".sh", ".bash", ".zsh", ".ksh",
+        ".fish", ".ps1", ".bat", ".cmd", ".js", ".mjs", ".cjs", ".ts", ".tsx", ".jsx", ".go",
+        ".rs", ".c", ".h", ".cc", ".cpp", ".hpp", ".java", ".kt", ".rb", ".php", ".pl", ".lua",
+        ".nix", ".sql", ".svg", ".png", ".jpg", ".jpeg", ".gif", ".pdf", ".zip", ".gz", ".tgz",
+        ".tar", ".pyc", ".dockerignore", ".containerignore",
+    }
+)
+
+
 def is_dockerfile_name(name: str) -> bool:
     low = name.lower()
-    return (
-        low in ("dockerfile", "containerfile")
-        or low.startswith(("dockerfile.", "containerfile."))
-        or low.endswith((".dockerfile", ".containerfile"))
-    )
+    if low in ("dockerfile", "containerfile") or low.endswith((".dockerfile", ".containerfile")):
+        return True
+    if not low.startswith(("dockerfile.", "containerfile.")):
+        return False
+    return PurePath(low).suffix not in _FOREIGN_SUFFIXES  # a known language suffix wins
 
 
 def has_shell_shebang(text: str) -> bool:
@@ -296,6 +313,31 @@ def _guess_broken_yaml(text: str, is_sglang_key: SglangKey | None, error_at: int
     if _LAUNCH_RE.search(text):
         return Surface.CI_YAML
     return None
+
+
+def unreadable_severity(
+    path: Path,
+    lossy: str | None,
+    proven: bool,
+    is_sglang_key: SglangKey | None = None,
+    near_sglang_key: NearKey | None = None,
+) -> Literal["error", "warning"] | None:
+    """How a launch candidate that cannot be decoded is reported (KL001), or None for not at all.
+
+    ``lossy``: its bytes decoded with replacement characters (None when no byte could be read:
+    permission denied, a device, too large); ``proven``: a launch names it with ``--config``.
+    Pre-commit passes every changed ``*.sh``/``*.toml``/``*.yml`` to the hook, and a latin-1
+    build script that never names sglang must not fail the commit: outside the domain, silence.
+    What the readable part proves a launch (a YAML made of exact option names, a model among
+    them) is an error, as is a file nothing could be read of (fail closed); a file that only
+    probably is a config, or only names sglang, may be a launch, unproven: a warning."""
+    if proven or lossy is None:
+        return "error"
+    if path.suffix.lower() in YAML_SUFFIXES:
+        verdict = config_verdict(_TOP_KEY_RE.findall(lossy), is_sglang_key, near_sglang_key)
+        if verdict.is_config:
+            return "error" if verdict.doubt is None else "warning"
+    return "warning" if "sglang" in lossy.lower() else None
 
 
 def detect_surface(path: Path, text: str, is_sglang_key: SglangKey | None = None) -> Surface | None:
