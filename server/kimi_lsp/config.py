@@ -44,6 +44,40 @@ gpu_problem = schema.gpu_problem
 version_problem = schema.version_problem
 
 
+def flashinfer_target_problem(text: str) -> str | None:
+    """Why ``text`` cannot be what the flashinfer bump fix moves a pin to; None when it can.
+
+    The fix is *safe*, so its target must be a release the flashinfer table (read from every
+    released archive) shows with ``enable_dcp``: "0.1.0" made a safe fix that downgraded the
+    pin and left KL101 standing, "9.9.9" one that pinned a release no index has."""
+    from kimi_lsp.knowledge import flashinfer as fi  # only a configuration that sets the target
+
+    row = fi.release_info(text)
+    if row is None:
+        newest = fi.releases()[-1]
+        return (
+            f"flashinfer-python {text} is no release kimi-lsp knows (its table ends at {newest}); "
+            f"name one that has `enable_dcp`, e.g. {fi.first_good_final()}"
+        )
+    if not row.passes:
+        return (
+            f"flashinfer-python {text} lacks `enable_dcp` (the bump fix would leave the launch failing); "
+            f"use {fi.first_good_final()} or a later release"
+        )
+    return None
+
+
+def check_setting(setting: schema.Setting, value: object, *, loose_lists: bool = False) -> schema.Checked:
+    """``settings_schema.check`` plus the checks against kimi-lsp's knowledge tables (which sit
+    above the schema): the one validation of a value, for the project file and the editor."""
+    got = schema.check(setting, value, known_codes(), loose_lists=loose_lists)
+    if setting.key == "flashinfer-target" and isinstance(got.value, str):
+        why = flashinfer_target_problem(got.value)
+        if why is not None:
+            return schema.Checked(None, (*got.problems, why))  # unset: the fix's own target stands
+    return got
+
+
 @dataclass(frozen=True)
 class ConfigProblem:
     path: Path
@@ -219,13 +253,12 @@ def parse_settings(src: SourceText) -> Settings:
     def bad(key: str, msg: str) -> None:
         problems.append(ConfigProblem(path, where(key), f"invalid kimi-lsp setting `{key}`: {msg}"))
 
-    known = known_codes()
     kw: dict[str, object] = {}
     for key in table:
         if key not in KNOWN_KEYS:
             problems.append(ConfigProblem(path, where(key), f"unknown kimi-lsp setting `{key}` (known: {', '.join(sorted(KNOWN_KEYS))})"))
             continue
-        got = schema.check(schema.BY_KEY[key], table[key], known)
+        got = check_setting(schema.BY_KEY[key], table[key])
         for msg in got.problems:
             bad(key, msg)
         if got.value is not None:

@@ -42,7 +42,7 @@ def parse(raw: object) -> EditorSettings:
         return EditorSettings()
     section = raw.get(SECTION)
     table = section if isinstance(section, dict) else raw
-    from kimi_lsp.config import known_codes
+    from kimi_lsp.config import check_setting
 
     problems: list[str] = []
     kw: dict[str, object] = {}
@@ -61,7 +61,7 @@ def parse(raw: object) -> EditorSettings:
             continue
         if value == "" and setting.kind in ("version", "gpu"):
             continue  # VS Code's default for an unset string
-        got = schema.check(setting, value, known_codes(), loose_lists=True)
+        got = check_setting(setting, value, loose_lists=True)
         problems.extend(f"`kimi-lsp.{setting.key}`: {msg}" for msg in got.problems)
         if setting.kind == "flag":  # read by the server itself, not an engine override
             if isinstance(value, bool):
