@@ -35,7 +35,10 @@ def _env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
 def kimi(args: list[str], cwd: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
     capsys.readouterr()
     monkeypatch.chdir(cwd)
-    rc = main(args)
+    try:
+        rc = main(args)
+    except SystemExit as exc:  # the subcommands' argparse exits itself, as the console script does
+        rc = exc.code if isinstance(exc.code, int) else 2
     out, err = capsys.readouterr()
     return rc, out, err
 
@@ -165,3 +168,61 @@ def test_a_closed_stdout_exits_2_with_one_line(tmp_path) -> None:
                          text=True, stderr=subprocess.PIPE, timeout=120)
     assert res.returncode == 2
     assert res.stderr == "kimi-lsp: error: stdout is closed; the report has nowhere to go\n"
+
+
+# -- usage errors -------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("args, says", [
+    (["--check", "--jobs", "0", "."], "--jobs 0: the number of worker processes is 1 or more"),
+    (["--check", "-j", "-3", "."], "--jobs -3: the number of worker processes is 1 or more"),
+    (["--check", "--jobs=0", "."], "--jobs 0:"),
+    (["--check", "--unsafe-fixes", "."], "--unsafe-fixes applies only with --fix or --diff"),
+])
+def test_settings_that_would_do_nothing_are_usage_errors(tmp_path, monkeypatch, capsys, args, says) -> None:
+    root = project(tmp_path)
+    rc, out, err = kimi(args, root, monkeypatch, capsys)
+    assert rc == 2 and says in err and not out
+
+
+def test_unsafe_fixes_with_fix_or_diff_is_accepted(tmp_path, monkeypatch, capsys) -> None:
+    root = project(tmp_path)
+    assert kimi(["--check", "--diff", "--unsafe-fixes", "k3.yaml"], root, monkeypatch, capsys)[0] == 1
+    assert kimi(["--check", "--jobs", "1", "k3.yaml"], root, monkeypatch, capsys)[0] == 1
+
+
+def test_serve_rejects_an_unknown_log_level_and_documents_its_options(tmp_path) -> None:
+    r = spawn(["serve", "--log-level", "banana"], tmp_path)
+    assert r.returncode == 2 and "invalid choice" in r.stderr and "BANANA" in r.stderr
+    r = spawn(["serve", "--help"], tmp_path)
+    assert r.returncode == 0
+    for text in ("--tcp", "listen on TCP", "(default: 127.0.0.1)", "(default: 2087)", "DEBUG, INFO, WARNING"):
+        assert text in " ".join(r.stdout.split()), text
+
+
+@pytest.mark.parametrize("args, hint", [
+    (["--check", "--formt", "json", "."], "(did you mean --format?)"),
+    (["--chek", "."], "(did you mean --check?)"),
+    (["--check", "--no-cahce", "--exitzero", "."], "(did you mean --no-cache, --exit-zero?)"),
+    (["serv"], "(did you mean `kimi-lsp serve`?)"),
+    (["rules", "--formatt", "json"], "unrecognized arguments: --formatt json (did you mean --format?)"),
+])
+def test_a_mistyped_option_gets_did_you_mean(tmp_path, monkeypatch, capsys, args, hint) -> None:
+    rc, _out, err = kimi(args, tmp_path, monkeypatch, capsys)
+    assert rc == 2
+    assert hint in err.splitlines()[-1]
+
+
+def test_no_suggestion_for_what_is_far_from_every_option(tmp_path, monkeypatch, capsys) -> None:
+    rc, _out, err = kimi(["--check", "--zzzzzz", "."], tmp_path, monkeypatch, capsys)
+    last = err.splitlines()[-1]
+    assert rc == 2 and last.startswith("kimi-lsp: error: unrecognized arguments: --zzzzzz") and "did you mean" not in last
+
+
+def test_usage_errors_echo_arguments_escaped(tmp_path, monkeypatch, capsys) -> None:
+    rc, _out, err = kimi(["--check", "--\x1b[2Jx"], tmp_path, monkeypatch, capsys)
+    assert rc == 2 and "\x1b" not in err and "--\\x1b[2Jx" in err
+
+
+def test_serve_mistyped_option(tmp_path) -> None:
+    r = spawn(["serve", "--tpc"], tmp_path)
+    assert r.returncode == 2 and "(did you mean --tcp?)" in r.stderr

@@ -128,6 +128,12 @@ def usage_problems(ns: SimpleNamespace) -> list[str]:
     for raw in ns.paths:
         if not raw:
             out.append("an empty PATH (\"\") names no file; use . for the working directory")
+    if ns.jobs is not None and ns.jobs < 1:
+        out.append(f"--jobs {ns.jobs}: the number of worker processes is 1 or more (leave it out for one per core)")
+    if ns.unsafe_fixes and not (ns.fix or ns.diff):
+        # ruff accepts it alone (its report then counts unsafe fixes as available); here a report
+        # never changes with it, so alone it would do nothing, silently
+        out.append("--unsafe-fixes applies only with --fix or --diff")
     if ns.select is None and ns.ignore is None and ns.sglang_version is None and ns.target_gpu is None:
         return out  # nothing to check: a cache hit must not load the configuration module
     from kimi_lsp import config

@@ -1,16 +1,17 @@
 """Small subcommands: ``rules``, ``explain CODE``, ``export --to yaml|args FILE.toml``."""
 from __future__ import annotations
 
-import argparse
 import json
 import shlex
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from kimi_lsp.cli.usage import Parser
+
 
 def rules_cmd(argv: Sequence[str]) -> int:
-    p = argparse.ArgumentParser(prog="kimi-lsp rules", description="List the rules.")
+    p = Parser(prog="kimi-lsp rules", description="List the rules.")
     p.add_argument("--format", choices=("text", "json", "markdown"), default="text")
     ns = p.parse_args(list(argv))
     from kimi_lsp.catalogue import render_index_markdown
@@ -31,7 +32,7 @@ def rules_cmd(argv: Sequence[str]) -> int:
 
 
 def explain_cmd(argv: Sequence[str]) -> int:
-    p = argparse.ArgumentParser(prog="kimi-lsp explain", description="Print one rule's documentation.")
+    p = Parser(prog="kimi-lsp explain", description="Print one rule's documentation.")
     p.add_argument("code", help="rule code (KL101) or name (flashinfer-lacks-enable-dcp)")
     ns = p.parse_args(list(argv))
     from kimi_lsp.catalogue import render_rule_markdown
@@ -46,7 +47,7 @@ def explain_cmd(argv: Sequence[str]) -> int:
 
 
 def export_cmd(argv: Sequence[str]) -> int:
-    p = argparse.ArgumentParser(
+    p = Parser(
         prog="kimi-lsp export",
         description="Turn a TOML launch profile ([sglang] table) into an sglang --config YAML or a command line.",
     )

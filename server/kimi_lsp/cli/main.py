@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 SUBCOMMANDS = ("serve", "verify", "rules", "explain", "export", "check")
 
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 
 
 # --check's options, described once: ``_check_parser`` builds argparse from this table and
@@ -46,9 +47,9 @@ CHECK_OPTIONS: tuple[tuple[tuple[str, ...], str, str, tuple[str, ...] | None, st
 
 
 def _check_parser() -> argparse.ArgumentParser:
-    import argparse
+    from kimi_lsp.cli.usage import Parser
 
-    p = argparse.ArgumentParser(
+    p = Parser(
         prog="kimi-lsp",
         description="Catch sglang launch failures (Kimi-K3 DCP vs old flashinfer pins, bad flags) before launch.",
         epilog="Subcommands: serve, verify, rules, explain CODE, export. `kimi-lsp` alone runs the language server on stdio.",
@@ -168,7 +169,8 @@ def _main(args: list[str]) -> int:
             return int(exc.code or 0) if exc.code in (0, None) else EXIT_ERROR
     if not ns.check:
         parser.print_usage(sys.stderr)
-        print("kimi-lsp: error: nothing to do; use --check [PATH ...], serve, verify, rules or explain", file=sys.stderr)
+        print(f"kimi-lsp: error: nothing to do; use --check [PATH ...], serve, verify, rules or explain{_command_hint(ns.paths)}",
+              file=sys.stderr)
         return EXIT_ERROR
     from kimi_lsp.cli.check import run_check
 
@@ -176,6 +178,16 @@ def _main(args: list[str]) -> int:
         return run_check(ns)
     except KeyboardInterrupt:
         return 130
+
+
+def _command_hint(paths: list[str]) -> str:
+    """`` (did you mean `kimi-lsp serve`?)`` when the first word is close to a subcommand."""
+    if not paths:
+        return ""
+    from kimi_lsp.cli.usage import closest
+
+    match = closest(paths[0], SUBCOMMANDS)
+    return f" (did you mean `kimi-lsp {match}`?)" if match is not None else ""
 
 
 def _serve(argv: list[str]) -> int:
@@ -186,15 +198,23 @@ def _serve(argv: list[str]) -> int:
         from kimi_lsp.lsp.server import run
 
         return run(log_level=os.environ.get("KIMI_LSP_LOG", "WARNING"))
-    import argparse
+    from kimi_lsp.cli.usage import Parser
 
-    p = argparse.ArgumentParser(prog="kimi-lsp serve", description="Run the kimi-lsp language server.")
-    p.add_argument("--stdio", action="store_true", help="use stdio (default)")
+    p = Parser(
+        prog="kimi-lsp serve",
+        description="Run the kimi-lsp language server (what an editor starts; stdio unless --tcp).",
+    )
+    p.add_argument("--stdio", action="store_true", help="speak LSP over stdin/stdout (the default)")
     p.add_argument("--tcp", action="store_true", help="listen on TCP instead of stdio")
-    p.add_argument("--host", default="127.0.0.1")
-    p.add_argument("--port", type=int, default=2087)
-    p.add_argument("--log-level", default=os.environ.get("KIMI_LSP_LOG", "WARNING"))
-    ns = p.parse_args(argv)
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on with --tcp (default: %(default)s)")
+    p.add_argument("--port", type=int, default=2087, help="port to listen on with --tcp (default: %(default)s)")
+    p.add_argument("--log-level", type=str.upper, choices=LOG_LEVELS, metavar="LEVEL",
+                   default=os.environ.get("KIMI_LSP_LOG", "WARNING").upper(),
+                   help=f"what goes to stderr: {', '.join(LOG_LEVELS)} (default: %(default)s, from KIMI_LSP_LOG when set)")
+    try:
+        ns = p.parse_args(argv)
+    except SystemExit as exc:
+        return int(exc.code or 0) if exc.code in (0, None) else EXIT_ERROR
     from kimi_lsp.lsp.server import run
 
     return run(tcp=ns.tcp, host=ns.host, port=ns.port, log_level=ns.log_level)
