@@ -43,6 +43,9 @@ def _log() -> logging.Logger:  # logging and traceback cost ~10 ms at start-up; 
     return logging.getLogger("kimi_lsp.engine")
 
 
+MAX_LAUNCHES_PER_FILE = 200  # each costs ~5-10 ms to check; past this, one warning says the rest were not
+
+
 @dataclass
 class FileResult:
     path: Path
@@ -249,6 +252,14 @@ class Engine:
         for cmd in surface.launches:
             if cmd.entry is Entry.CONFIG_FILE and standalone_config:
                 continue  # checked through the launches that pass it with --config
+            if result.launches == MAX_LAUNCHES_PER_FILE:
+                # Bounded work per file (a notebook of 4,000 launch cells took ~30 s in one process,
+                # holding the server's lint thread): the rest are not checked, and one warning on
+                # the first of them says so, never a silent pass.
+                diags.append(Diagnostic("KL001", f"not checked: kimi-lsp checks the first {MAX_LAUNCHES_PER_FILE} launches "
+                                        f"of a file and this one holds {len(surface.launches)}; this launch and the ones "
+                                        "after it were not checked (split the file)", Location(path, cmd.span), Severity.WARNING))
+                break
             result.launches += 1
             diags.extend(self._lint_launch(cmd, src, settings, result))
         result.diagnostics = self._finish(path, src, diags, settings)
