@@ -618,6 +618,9 @@ def make_record(options: list[str], kw: dict[str, Any]) -> dict[str, Any]:
         "choices": None, "default": kw.get("default"), "nargs": kw.get("nargs"), "const": kw.get("const"),
         "required": bool(kw.get("required", False)), "help": help_, "hidden": help_ == SUPPRESS,
         "deprecated": kw.get("new_flag"), "config_refused": None, "_class": cls,
+        # DeprecatedAction(error_message=...) (0.5.18 on): parser.error at parse time. Not part
+        # of the schema document; scripts/build_launch_checks.py reads it.
+        "_error_message": kw.get("error_message"),
     }
     if "choices" in kw and kw["choices"] is not None:
         choices = kw["choices"]
@@ -1062,6 +1065,7 @@ def extract(version: str, wheel_path: Path) -> dict[str, Any]:
     dep_values, dep_flags = hook_deprecations(wheel, records)
     for r in records:
         r.pop("_class")
+        r.pop("_error_message", None)
     return {
         "format": 1,
         "version": version,

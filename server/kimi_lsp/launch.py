@@ -328,8 +328,10 @@ def _nargs_range(flag: Flag) -> tuple[int, int | None]:
 def parse_words(
     schema: Schema, words: Sequence[tuple[Token, Origin, ConfigEntry | None]]
 ) -> tuple[list[ArgUse], list[ArgProblem]]:
-    """Replay argparse over (token, origin, entry) words. Stops at the first fatal error like argparse,
-    except that unknown options are collected (argparse reports them together at the end)."""
+    """Replay argparse over (token, origin, entry) words. Stops at the first error argparse raises
+    while consuming (a missing or an explicit value); unknown options are collected (argparse
+    reports them together at the end), and an ambiguous option, which argparse reports before
+    consuming anything, is skipped so that the rest of the launch is read too."""
     uses: list[ArgUse] = []
     problems: list[ArgProblem] = []
     values = [w[0].value for w in words]
@@ -347,7 +349,8 @@ def parse_words(
     i = 0
     n = len(words)
     extras: list[int] = []
-    while i < n:
+    stopped = False  # argparse raised while consuming: later words were never consumed
+    while i < n and not stopped:
         tok, origin, entry = words[i]
         if pattern[i] == "-":
             # sglang's parser has no positionals, so nothing consumes the '--' itself: argparse
@@ -370,17 +373,12 @@ def parse_words(
         if flag is None:
             m = schema.match(word)
             if isinstance(m, tuple):
-                problems.append(
-                    ArgProblem(
-                        ArgProblemKind.AMBIGUOUS,
-                        tok,
-                        origin,
-                        f"ambiguous option: {word.split('=', 1)[0] if '=' in word else word} could match {', '.join(m)}",
-                        candidates=m,
-                        entry=entry,
-                    )
-                )
-                return uses, problems  # argparse exits here
+                problems.append(_ambiguous(tok, origin, entry, m))
+                # argparse exits at the first ambiguous option of the whole argv (it classifies
+                # every word before consuming any); the rest is still read here, so that what
+                # follows it is checked too: its values, when the candidates agree on how many
+                i = _skip_ambiguous(schema, m, pattern, i + 1, "=" in word)
+                continue
             if m is None:
                 problems.append(
                     ArgProblem(ArgProblemKind.UNKNOWN, tok, origin, f"unrecognized arguments: {word}", entry=entry)
@@ -390,6 +388,9 @@ def parse_words(
             flag = m
             if "=" in word:
                 option, explicit = word.split("=", 1)
+            elif word[1] != "-" and word[:2] in flag.options and len(word) > 2:
+                # argparse's single-dash rule: `-hx` is `-h` with the explicit argument `x`
+                option, explicit = word[:2], word[2:]
         lo, hi = _nargs_range(flag)
         opt_tok = tok
         if explicit is not None:
@@ -404,8 +405,9 @@ def parse_words(
                         entry=entry,
                     )
                 )
-                return uses, problems
-            eq = len(option) + 1
+                stopped = True
+                break
+            eq = len(option) + (word[len(option) : len(option) + 1] == "=")
             val_tok = Token(explicit, _sub_span(tok, eq), exact=tok.exact)
             opt_tok = Token(option, _sub_span(tok, 0, len(option)), exact=tok.exact)
             uses.append(ArgUse(flag, opt_tok, (val_tok,), origin, entry, inline=True))
@@ -428,14 +430,46 @@ def parse_words(
                     entry=entry,
                 )
             )
-            return uses, problems
+            stopped = True
+            break
         vals = tuple(words[k][0] for k in range(j, j + take))
         uses.append(ArgUse(flag, opt_tok, vals, origin, entry))
         i = j + take
+    if stopped:
+        # argparse never got this far: but an ambiguous option further on is what it reports
+        # (it classifies every word before consuming any), so those are still found
+        for k in range(i + 1, n):
+            m = schema.match(words[k][0].value) if pattern[k] == "O" else None
+            if isinstance(m, tuple):
+                problems.append(_ambiguous(words[k][0], words[k][1], words[k][2], m))
+        return uses, problems
     for k in extras:
         tok, origin, entry = words[k]
         problems.append(ArgProblem(ArgProblemKind.EXTRA_VALUE, tok, origin, f"unrecognized arguments: {tok.value}", entry=entry))
     return uses, problems
+
+
+def _ambiguous(tok: Token, origin: Origin, entry: ConfigEntry | None, candidates: tuple[str, ...]) -> ArgProblem:
+    word = tok.value
+    head = word.split("=", 1)[0] if "=" in word else word
+    return ArgProblem(ArgProblemKind.AMBIGUOUS, tok, origin, f"ambiguous option: {head} could match {', '.join(candidates)}",
+                      candidates=candidates, entry=entry)
+
+
+def _skip_ambiguous(schema: Schema, candidates: tuple[str, ...], pattern: list[str], j: int, inline: bool) -> int:
+    """Where reading resumes after an ambiguous option: past the values every candidate would
+    take alike (none after `--opt=value`); when they differ, past every value word, so that no
+    value is reported as a stray argument."""
+    if inline:
+        return j
+    ranges = {_nargs_range(f) for f in (schema.exact(c) for c in candidates) if f is not None}
+    avail = 0
+    while j + avail < len(pattern) and pattern[j + avail] == "A":
+        avail += 1
+    if len(ranges) == 1:
+        lo, hi = next(iter(ranges))
+        return j + (avail if hi is None else min(avail, hi))
+    return j + avail
 
 
 def _display(flag: Flag) -> str:
@@ -479,33 +513,44 @@ def config_path_token(command: LaunchCommand) -> tuple[Token | None, list[Token]
     return (argv[i + 1] if i + 1 < len(argv) else None), toks
 
 
-def cli_words(command: LaunchCommand) -> tuple[list[Token], Token | None, list[ArgProblem]]:
+def cli_words(command: LaunchCommand, schema: Schema | None = None) -> tuple[list[Token], Token | None, list[ArgProblem]]:
     """The command-line words argparse sees, after sglang's own pre-processing.
 
     ``sglang serve``: ``--model-type X`` is stripped and a bare first word becomes the model path.
-    ``--config FILE`` is removed (its entries are merged separately) for entries that honour it.
+    ``--config FILE`` is removed (its entries are merged separately) for entries that honour it,
+    on a release that has the merger (``schema.config_merger``: 0.4.x has none, and argparse
+    then rejects ``--config FILE`` like any unknown option).
     """
     problems: list[ArgProblem] = []
     argv = list(command.argv)
     model: Token | None = None
     if command.entry is Entry.SERVE:
+        # what this release's `sglang serve` does before parsing (cli/serve.py): from 0.5.10 it
+        # takes `--model-type` off, from 0.5.16 it reads a bare first word as the model; before,
+        # both reach argparse as they are (None: a release without the data, read as the newest)
+        from kimi_lsp.knowledge.launch_checks import serve_model
+
+        serve = serve_model(schema.version) if schema is not None else None
         filtered: list[Token] = []
         i = 0
         while i < len(argv):
             t = argv[i]
-            if t.value == "--model-type":
+            if serve is not None and not serve.model_type:
+                filtered.append(t)
+            elif t.value == "--model-type":
                 i += 2
                 continue
-            if t.value.startswith("--model-type="):
+            elif t.value.startswith("--model-type="):
                 i += 1
                 continue
-            filtered.append(t)
+            else:
+                filtered.append(t)
             i += 1
         argv = filtered
-        if argv and not argv[0].value.startswith("-"):
+        if argv and not argv[0].value.startswith("-") and (serve is None or serve.positional):
             model = argv[0]
             argv = argv[1:]
-    if command.entry in (Entry.LAUNCH_SERVER, Entry.SERVE):
+    if command.entry in (Entry.LAUNCH_SERVER, Entry.SERVE) and (schema is None or schema.config_merger):
         idx = [i for i, t in enumerate(argv) if t.value == "--config"]
         if idx:
             i = idx[0]
@@ -528,13 +573,15 @@ def resolve(command: LaunchCommand, schema: Schema, config: ConfigFile | None) -
         problems.extend(parse_problems)
         return ResolvedLaunch(command=command, schema=schema, uses=tuple(uses), problems=tuple(problems), env=env)
     cfg = command.config if command.entry is Entry.CONFIG_FILE else config
+    if command.entry is not Entry.CONFIG_FILE and not schema.config_merger:
+        cfg = None  # a release without `--config` never reads the file (KL201 reports the option)
     if cfg is not None:
         cwords, cproblems = config_tokens(cfg, schema)
         problems.extend(cproblems)
         words.extend((t, Origin.CONFIG, e) for t, e in cwords)
         for var in cfg.env:
             env[var.name.value] = var
-    cli, model, cli_problems = cli_words(command)
+    cli, model, cli_problems = cli_words(command, schema)
     problems.extend(cli_problems)
     if model is not None:
         mp = schema.exact("--model-path")
@@ -555,7 +602,7 @@ def resolve(command: LaunchCommand, schema: Schema, config: ConfigFile | None) -
         uses=tuple(uses),
         problems=tuple(problems),
         config=cfg,
-        config_token=config_tok if command.entry is not Entry.CONFIG_FILE else None,
+        config_token=config_tok if command.entry is not Entry.CONFIG_FILE and schema.config_merger else None,
         env=env,
         model_path=model,
     )

@@ -229,6 +229,12 @@ def is_store_true_key(schema: Schema, key: str) -> bool:
     return schema.config_verbatim or key.replace("-", "_") in schema.config_store_true_keys
 
 
+def merges_config(launch: ResolvedLaunch) -> bool:
+    """Whether the launch's entry point runs a `--config` merger on its release (0.4.x has no
+    `--config` option: argparse rejects it as unrecognized, and KL201 says so)."""
+    return launch.command.entry in MERGING_ENTRIES and launch.schema.config_merger
+
+
 def is_yaml_config(launch: ResolvedLaunch) -> bool:
     return launch.config is not None and launch.config.format == "yaml"
 

@@ -51,6 +51,15 @@ def check(ctx: LaunchContext) -> Iterator[Violation]:
     Removing the leading dashes of a `--config` key written as `--tp-size:` is safe.
     """
     launch = ctx.launch
+    if launch.command.entry is Entry.SERVE and _no_serve(launch.schema.version):
+        cmd = launch.command
+        yield Violation(Location(cmd.path, cmd.program.span),
+                        f"sglang {launch.schema.version} has no `sglang serve` command (its `sglang` console script came"
+                        " with 0.5.5): use `python -m sglang.launch_server`")
+        return
+    if launch.command.entry is not Entry.ENGINE:  # keyword arguments meet no argparse action
+        yield from _accepted_uses(ctx)
+    first_ambiguous = next((p for p in launch.problems if p.kind is ArgProblemKind.AMBIGUOUS), None)
     for prob in launch.problems:
         if prob.kind not in (ArgProblemKind.UNKNOWN, ArgProblemKind.AMBIGUOUS) or not _args.is_literal(prob.token, prob.origin):
             continue
@@ -61,9 +70,82 @@ def check(ctx: LaunchContext) -> Iterator[Violation]:
                 yield from _engine_keyword(ctx, prob)
             continue
         if prob.origin is Origin.CONFIG and prob.entry is not None and prob.token.span == prob.entry.key.span:
-            yield from _config_key(ctx, prob)
+            found = _config_key(ctx, prob)
         else:
-            yield from _cli_word(ctx, prob)
+            found = _cli_word(ctx, prob)
+        for v in found:
+            if first_ambiguous is not None and prob is not first_ambiguous and prob.kind is ArgProblemKind.AMBIGUOUS:
+                # argparse stops at the first ambiguous option of the whole argv: this one is
+                # found by reading on, as fixing the first would make sglang report it next
+                head = first_ambiguous.token.value.split("=", 1)[0]
+                v = Violation(v.location, f"{v.message} (sglang reports the ambiguous `{head}` first)", v.fixes,
+                              v.related, v.severity, v.data)
+            yield v
+
+
+def _no_serve(version: str) -> bool:
+    from kimi_lsp.knowledge.launch_checks import serve_model, shipped
+
+    return version in shipped() and serve_model(version) is None
+
+
+def _accepted_uses(ctx: LaunchContext) -> Iterator[Violation]:
+    """Options argparse accepts that do not do what they read as: an abbreviation (a unique
+    prefix, which argparse silently expands), a help option (no server starts), and a flag whose
+    action stops the launch at parse time on this release (``DeprecatedAction``)."""
+    from kimi_lsp.knowledge.launch_checks import parse_error
+
+    launch = ctx.launch
+    schema = launch.schema
+    for use in launch.uses:
+        head = use.option.value
+        if not _args.is_literal(use.option, use.origin) or head.startswith("---"):
+            continue
+        where = _args.use_location(launch, use)
+        written = _args.flag_text(use)
+        exact = head in use.flag.options
+        full = head if exact else next((o for o in use.flag.options if o.startswith(head)), None)
+        if full is None:
+            continue  # a spelling the merger made up (a TOML profile's key): nothing to expand
+        stop = parse_error(schema.version, full)
+        if stop is not None:
+            gone = retired(full)
+            instead = f"; use `{' '.join(gone.replacement)}`" if gone is not None and gone.replacement else ""
+            yield Violation(where, f"`{written}` stops sglang while it parses the command line"
+                                   f" ({stop}){instead}")
+            continue
+        if use.flag.action == "help":
+            if exact and use.origin is Origin.CLI:
+                continue  # `--help` written out: printing the help is what is asked for
+            if use.origin is Origin.CONFIG and use.entry is not None:
+                value = use.entry.value
+                shown = f"`{written}: {str(value).lower() if isinstance(value, bool) else value}` in the config file"
+            else:
+                shown = f"`{written}`" + ("" if exact else f" is read as `{full}`: it")
+            yield Violation(where, f"{shown} makes sglang print its help and exit: no server starts",
+                            severity=Severity.WARNING)
+            continue
+        if exact or (use.flag.takes_value and retired(head) is None):
+            # `--tp 2`, `--mem-fraction 0.8`: a shorthand whose value says what is meant. A switch
+            # reached by a prefix (`--enable-flashinfer` turning on
+            # `--enable-flashinfer-allreduce-fusion`), or an option sglang once had under exactly
+            # the written name, is probably not what was meant
+            continue
+        if use.origin is Origin.CONFIG and use.entry is not None:
+            fix = _args.key_rename_fix(ctx, use.entry, full[2:], f"Write `{full[2:]}` in full")
+            shown = f"`{written}` is read as `{full[2:]}`"
+        else:
+            fix = _args.replace_prefix(ctx, use.option, use.origin, len(head), full, f"Write `{full}` in full")
+            shown = f"`{head}` is read as `{full}`"
+        gone = retired(head)
+        what = (f" (`{head}` itself was an option until sglang {gone.last_seen})" if gone is not None
+                else ", so this turns on that switch")
+        yield Violation(
+            where,
+            f"{shown}: argparse accepts a unique prefix of an option{what}; write it in full if that is what is meant"
+            " (a release that adds an option starting alike makes it ambiguous)",
+            fixes=_offer(fix), severity=Severity.WARNING,
+        )
 
 
 def _cli_word(ctx: LaunchContext, prob: ArgProblem) -> Iterator[Violation]:
@@ -79,6 +161,10 @@ def _cli_word(ctx: LaunchContext, prob: ArgProblem) -> Iterator[Violation]:
     odd = _odd_blanks(word)
     if odd and prob.kind is ArgProblemKind.UNKNOWN:
         yield _joined_by_odd_blank(ctx, prob, odd, where)
+        return
+    if head == "--config" and prob.kind is ArgProblemKind.UNKNOWN and not launch.schema.config_merger:
+        yield Violation(where, f"{what}: this sglang release has no `--config` option, "
+                               "so the launch exits with `unrecognized arguments` and the file is never read")
         return
     gone = retired(head)
     if gone is not None:

@@ -64,7 +64,17 @@ def check(ctx: LaunchContext) -> Iterator[Violation]:
             yield Violation(_args.problem_location(launch, prob), _missing(prob))
         elif prob.kind is ArgProblemKind.EXPLICIT_VALUE:
             assert prob.flag is not None
-            head, _, value = prob.token.value.partition("=")
+            word = prob.token.value
+            if "=" not in word and not word.startswith("--"):
+                # `-hx`: argparse reads a single-dash word as its first two letters and the rest
+                head, value = word[:2], word[2:]
+                yield Violation(
+                    _args.problem_location(launch, prob),
+                    f"`{word}` is `{head}` followed by `{value}`, and `{head}` takes no value "
+                    f"(argparse: ignored explicit argument {value!r})",
+                )
+                continue
+            head, _, value = word.partition("=")
             yield Violation(
                 _args.problem_location(launch, prob),
                 f"`{head}` takes no value, so `={value}` is an error (argparse: ignored explicit argument {value!r})",

@@ -51,6 +51,8 @@ def check(ctx: LaunchContext) -> Iterator[Violation]:
             continue
         flag = _args.entry_flag(schema, entry.key.value)
         assert flag is not None
+        if flag.action == "help":
+            continue  # argparse prints the help as it reads `--help`, before any stray value (KL201)
         key = entry.key.value
         value = entry.value
         where = Location(config.path, entry.key.span.cover(entry.value_span))

@@ -39,7 +39,7 @@ def check(ctx: LaunchContext) -> Iterator[Violation]:
     """
     launch = ctx.launch
     cmd = launch.command
-    if cmd.entry not in _args.MERGING_ENTRIES:
+    if not _args.merges_config(launch):
         return
     path_tok, flags = config_path_token(cmd)
     if path_tok is None or not path_tok.exact or "$" in path_tok.value or len(flags) > 1:

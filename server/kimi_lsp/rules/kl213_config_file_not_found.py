@@ -40,7 +40,7 @@ def check(ctx: LaunchContext) -> Iterator[Violation]:
     """
     launch = ctx.launch
     cmd = launch.command
-    if cmd.entry not in _args.MERGING_ENTRIES or cmd.surface not in _CHECKOUT_SURFACES:
+    if not _args.merges_config(launch) or cmd.surface not in _CHECKOUT_SURFACES:
         return
     path_tok, flags = config_path_token(cmd)
     if path_tok is None or not path_tok.exact or len(flags) > 1:

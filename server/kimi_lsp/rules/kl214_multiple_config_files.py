@@ -31,7 +31,7 @@ def check(ctx: LaunchContext) -> Iterator[Violation]:
     """
     launch = ctx.launch
     cmd = launch.command
-    if cmd.entry not in _args.MERGING_ENTRIES:
+    if not _args.merges_config(launch):
         return
     _, flags = config_path_token(cmd)
     if len(flags) < 2:

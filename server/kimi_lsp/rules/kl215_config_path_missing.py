@@ -31,7 +31,7 @@ def check(ctx: LaunchContext) -> Iterator[Violation]:
     """
     launch = ctx.launch
     cmd = launch.command
-    if cmd.entry not in _args.MERGING_ENTRIES or not cmd.argv:
+    if not _args.merges_config(launch) or not cmd.argv:
         return
     last = cmd.argv[-1]
     if last.value != "--config":

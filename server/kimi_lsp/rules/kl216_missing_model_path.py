@@ -3,13 +3,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from kimi_lsp.diagnostics import Location, Related, Severity
-from kimi_lsp.launch import Origin
+from kimi_lsp.knowledge.launch_checks import ServeModel, serve_model
+from kimi_lsp.launch import Origin, ResolvedLaunch
 from kimi_lsp.rules import _args
 from kimi_lsp.rules._base import LaunchContext, Violation, rule
 from kimi_lsp.surfaces.model import Entry, Surface
 
-# what `sglang serve`'s dispatcher looks for in argv (cli/utils.py)
-_SERVE_MODEL_WORDS = ("--model-path", "--model")
 
 
 @rule(code="KL216", name="missing-model-path", severity=Severity.ERROR)
@@ -51,9 +50,12 @@ def check(ctx: LaunchContext) -> Iterator[Violation]:
         return  # `docker run IMAGE --model-path ...` appends the rest
     where = Location(cmd.path, cmd.program.span)
     if cmd.entry is Entry.SERVE:
+        serve = serve_model(launch.schema.version)
+        if serve is None:
+            return  # a release without `sglang serve` (KL201 says so)
+        words = serve.model_options
         if launch.model_path is not None or any(
-            t.value in _SERVE_MODEL_WORDS or t.value.startswith(tuple(w + "=" for w in _SERVE_MODEL_WORDS))
-            for t in cmd.argv
+            t.value in words or t.value.startswith(tuple(w + "=" for w in words)) for t in cmd.argv
         ):
             return
         in_config = launch.last("model_path")
@@ -62,6 +64,8 @@ def check(ctx: LaunchContext) -> Iterator[Violation]:
         if in_config is not None and in_config.origin is Origin.CONFIG:
             tail = " (`sglang serve` looks for it on its command line only, not in the `--config` file)"
             related = (_args.related_use(launch, in_config, "the model path in the config file does not count"),)
+        if not tail:
+            tail = _serve_tail(launch, serve)
         yield Violation(
             where,
             f"Error: --model-path is required. Please provide the path to the model{tail}",
@@ -76,6 +80,20 @@ def check(ctx: LaunchContext) -> Iterator[Violation]:
         yield Violation(where, f"`{cmd.program.value}(...)` without `model_path`: sglang raises `TypeError: Missing required argument 'model_path'`")
         return
     yield Violation(where, "the following arguments are required: --model-path/--model")
+
+
+def _serve_tail(launch: ResolvedLaunch, serve: ServeModel) -> str:
+    """Why a model that is written down is not found: `sglang serve` of this release looks for
+    fewer spellings than argparse accepts (cli/utils.py ``get_model_path``)."""
+    argv = launch.command.argv
+    words = " or ".join(f"`{w} MODEL`" for w in serve.model_options)
+    release = f"sglang {launch.schema.version}'s `sglang serve`"
+    if argv and not argv[0].value.startswith("-") and not serve.positional:
+        return f" ({release} reads the model only from {words}, not from a bare first word `{argv[0].value}`)"
+    use = launch.last("model_path")
+    if use is not None and use.origin is Origin.CLI:
+        return f" ({release} reads the model only from {words}, not from `{use.option.value}`)"
+    return ""
 
 
 def _open_entrypoint(ctx: LaunchContext) -> bool:
