@@ -7,6 +7,7 @@ failure to read becomes a ``ReadFailure`` with a reason, never an exception.
 from __future__ import annotations
 
 import codecs
+import errno
 import os
 import stat
 import sys
@@ -304,7 +305,7 @@ class Workspace:
         ):
             # relative, or with `.`/`..` components (`link/..` is the link target's parent:
             # only realpath knows), or anything else pathlib would normalise: the general way
-            return Path(s).resolve() if s.startswith("/") else (Path.cwd() / s).resolve()
+            return resolve_path(Path(s) if s.startswith("/") else Path.cwd() / s)
         if self.stable:  # one CLI lint asks again for each file (collecting, indexing, linting)
             hit = self._real_files.get(s)
             if hit is None:
@@ -349,7 +350,7 @@ class Workspace:
     def _resolve_file(self, s: str) -> Path:
         parent, _, name = s.rpartition("/")
         candidate = self._real_child(self._real_dir(parent), name)
-        return Path(s).resolve() if candidate is None else Path(candidate)
+        return resolve_path(Path(s)) if candidate is None else Path(candidate)
 
     def _real_dir(self, d: str) -> str:
         """``realpath`` of the absolute, normal directory ``d`` ("" is the root), each directory's
@@ -368,7 +369,7 @@ class Workspace:
         for c in reversed(below):
             child = self._real_child(real, c.rpartition("/")[2])
             # a link: Path.resolve follows it (and raises on a loop, as the caller expects)
-            real = real_dirs[c] = str(Path(c).resolve()) if child is None else child
+            real = real_dirs[c] = str(resolve_path(Path(c))) if child is None else child
         return real
 
     @staticmethod
@@ -556,6 +557,19 @@ def read_head(path: Path | str, n: int) -> bytes | None:
 
 
 _NORMAL: set[str] = set()  # path strings already known to be absolute and normal
+
+
+def resolve_path(path: Path) -> Path:
+    """``path.resolve()`` that raises RuntimeError on a symbolic-link loop on every Python, as
+    3.10-3.12 do: 3.13's returns the looping path instead, and callers read a loop as an
+    unreadable path only when told (one more stat: ELOOP is the loop's only sign)."""
+    real = path.resolve()
+    try:
+        os.stat(real)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise RuntimeError(f"Symlink loop from {str(real)!r}") from None
+    return real
 
 
 def normalize_path(path: Path) -> Path:
