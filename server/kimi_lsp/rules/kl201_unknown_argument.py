@@ -26,7 +26,17 @@ def check(ctx: LaunchContext) -> Iterator[Violation]:
     `tp: 8` works while `pp: 2` is ambiguous. A flag an older sglang release retired is named
     with what that release said replaces it (its deprecation message or rename table, e.g.
     `--enable-deepep-moe` -> `--moe-a2a-backend deepep`); otherwise a did-you-mean comes from the
-    closest option.
+    closest option. An ambiguous option does not end the check: argparse reports the first one of
+    the whole command line (it classifies every word before consuming any), and the rest of the
+    launch is read on.
+
+    Per release, it also reports what sglang rejects outside argparse's table: `--config` on a
+    release that has no such option (0.4.x to 0.5.2: the file is never read), a flag whose action
+    stops the parse (`DeprecatedAction`: `ValueError` up to 0.5.7, `parser.error` from 0.5.18),
+    and `sglang serve` on a release without that command (before 0.5.5). As warnings, it names
+    what an abbreviated switch turns on (`--enable-flashinfer` is `--enable-flashinfer-allreduce-fusion`
+    on 0.5.21-0.5.23) and a help option that keeps the server from starting (`--hel`,
+    `help: true` in a `--config` file).
 
     ## Why is this bad?
     sglang exits before loading anything with `error: unrecognized arguments: --tp-sise 8` or

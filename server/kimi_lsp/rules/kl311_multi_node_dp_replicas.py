@@ -38,6 +38,14 @@ def check(ctx: LaunchContext) -> Iterator[Violation]:
         return
     if _args.flag_on(launch, "enable_dp_attention") is not None:
         return
+    if launch.schema.exact("--attn-dp-size") is None:
+        # before 0.5.22 there is no --attn-dp-size: attention DP is `--enable-dp-attention`,
+        # and sglang's assertion says so (server_args.py / validation_hook.py)
+        yield Violation(
+            _args.use_location(launch, dp_use),
+            "multi-node data parallel is not supported unless dp attention! (add `--enable-dp-attention`)",
+        )
+        return
     yield Violation(
         _args.use_location(launch, dp_use),
         "multi-node data-parallel replicas are not supported; use attention DP (--attn-dp-size) across nodes",
