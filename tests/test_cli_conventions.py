@@ -226,3 +226,194 @@ def test_usage_errors_echo_arguments_escaped(tmp_path, monkeypatch, capsys) -> N
 def test_serve_mistyped_option(tmp_path) -> None:
     r = spawn(["serve", "--tpc"], tmp_path)
     assert r.returncode == 2 and "(did you mean --tcp?)" in r.stderr
+
+
+# -- --diff with a machine-readable format ------------------------------------------------------
+
+def test_diff_with_json_keeps_one_json_document_that_carries_the_diff(tmp_path, monkeypatch, capsys) -> None:
+    import json
+
+    root = project(tmp_path)
+    rc, text_diff, _ = kimi(["--check", "--diff", "k3.yaml"], root, monkeypatch, capsys)
+    assert rc == 1 and text_diff.startswith("--- a/requirements.txt\n")
+    rc, out, err = kimi(["--check", "--diff", "--format", "json", "k3.yaml"], root, monkeypatch, capsys)
+    assert rc == 1
+    doc = json.loads(out)  # the whole of stdout is the document
+    assert doc["diff"] == text_diff
+    assert {"version", "diagnostics", "summary"} <= set(doc) and "run_errors" not in doc
+    assert "Would fix requirements.txt" in err
+    assert (root / "requirements.txt").read_text() == PINS  # --diff writes nothing
+    # nothing to change: the key is there, empty
+    (root / "notes.yaml").write_text("a: 1\n")
+    rc, out, _ = kimi(["--check", "--diff", "--format", "json", "notes.yaml"], root, monkeypatch, capsys)
+    assert rc == 0 and json.loads(out)["diff"] == ""
+
+
+def test_diff_with_json_that_fails_still_prints_its_document(tmp_path, monkeypatch, capsys) -> None:
+    import json
+
+    rc, out, _err = kimi(["--check", "--diff", "--format", "json", "no/such.yaml"], tmp_path, monkeypatch, capsys)
+    doc = json.loads(out)
+    assert rc == 2 and doc["run_errors"] and doc["diff"] == ""
+
+
+def test_diff_with_sarif_keeps_the_document_on_stdout(tmp_path, monkeypatch, capsys) -> None:
+    import json
+
+    root = project(tmp_path)
+    rc, out, err = kimi(["--check", "--diff", "--format", "sarif", "k3.yaml"], root, monkeypatch, capsys)
+    assert rc == 1 and json.loads(out)["version"] == "2.1.0"
+    assert "--- a/requirements.txt" in err
+
+
+# -- JSON paths: one rule for every path in the document ----------------------------------------
+
+def _json_paths(doc: dict[str, object]) -> list[str]:
+    out: list[str] = []
+    for d in doc["diagnostics"]:  # type: ignore[attr-defined]
+        out.append(d["path"])
+        out += [r["path"] for r in d["related"]]
+        out += [e["path"] for f in d["fixes"] for e in f["edits"]]
+    return out
+
+
+@pytest.mark.parametrize("where", ["root", "below", "outside"])
+def test_json_paths_are_relative_inside_the_working_directory_and_absolute_elsewhere(tmp_path, monkeypatch, capsys, where) -> None:
+    import json
+
+    root = project(tmp_path)
+    (root / "deploy").mkdir()
+    (root / "k3.yaml").rename(root / "deploy" / "k3.yaml")
+    (tmp_path / "elsewhere").mkdir()
+    cwd = {"root": root, "below": root / "deploy", "outside": tmp_path / "elsewhere"}[where]
+    target = str(root / "deploy" / "k3.yaml") if where == "outside" else os.path.relpath(root / "deploy" / "k3.yaml", cwd)
+    rc, out, _ = kimi(["--check", "--format", "json", target], cwd, monkeypatch, capsys)
+    assert rc == 1
+    paths = _json_paths(json.loads(out))
+    assert len(paths) >= 3 and any(p.endswith("requirements.txt") for p in paths)
+    real = cwd.resolve()
+    for p in paths:
+        full = Path(p) if os.path.isabs(p) else real / p
+        assert full.is_file(), p
+        inside = full.resolve().is_relative_to(real)
+        assert os.path.isabs(p) != inside, p  # relative exactly when inside
+        assert ".." not in Path(p).parts and "\\" not in p
+    # the text report names the same places the same way
+    _rc, text, _ = kimi(["--check", target], cwd, monkeypatch, capsys)
+    assert f"  --> {[p for p in paths if p.endswith('requirements.txt')][0]}:2:1: " in text
+
+
+# -- bare `kimi-lsp`, and the server's ways out ------------------------------------------------
+
+def _lsp(obj: dict[str, object]) -> bytes:
+    import json
+
+    body = json.dumps(obj).encode()
+    return b"Content-Length: %d\r\n\r\n" % len(body) + body
+
+
+def _read_lsp(stream: object) -> bytes:
+    length = 0
+    while True:
+        line = stream.readline()  # type: ignore[attr-defined]
+        if line in (b"\r\n", b""):
+            break
+        if line.lower().startswith(b"content-length:"):
+            length = int(line.split(b":")[1])
+    return stream.read(length)  # type: ignore[attr-defined, no-any-return]
+
+
+INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"processId": None, "rootUri": None, "capabilities": {}}}
+
+
+def test_bare_kimi_lsp_on_a_terminal_prints_help_instead_of_serving(tmp_path) -> None:
+    import pty
+
+    master, slave = pty.openpty()
+    try:
+        r = spawn([], tmp_path, stdin=slave, stdout=subprocess.PIPE, stderr=subprocess.PIPE, capture_output=False)
+    finally:
+        os.close(slave)
+        os.close(master)
+    assert r.returncode == 2
+    assert r.stdout.startswith("usage: kimi-lsp") and "--check" in r.stdout
+    assert "stdin is a terminal" in r.stderr and "kimi-lsp serve" in r.stderr
+
+
+def test_bare_kimi_lsp_with_pipes_still_serves(tmp_path) -> None:
+    import json
+
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "server"))
+    p = subprocess.Popen([sys.executable, "-m", "kimi_lsp"], cwd=tmp_path, env=env,
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        assert p.stdin is not None
+        p.stdin.write(_lsp(INITIALIZE))
+        p.stdin.flush()
+        assert json.loads(_read_lsp(p.stdout))["id"] == 1
+        p.stdin.write(_lsp({"jsonrpc": "2.0", "id": 2, "method": "shutdown"}) + _lsp({"jsonrpc": "2.0", "method": "exit"}))
+        p.stdin.close()
+        assert p.wait(timeout=60) == 0
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+
+
+def test_the_stdio_server_exits_on_the_first_sigint(tmp_path) -> None:
+    import json
+    import signal
+
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "server"))
+    p = subprocess.Popen([sys.executable, "-m", "kimi_lsp", "serve"], cwd=tmp_path, env=env,
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        assert p.stdin is not None
+        p.stdin.write(_lsp(INITIALIZE))
+        p.stdin.flush()
+        assert json.loads(_read_lsp(p.stdout))["id"] == 1  # serving: the reader waits on stdin
+        p.send_signal(signal.SIGINT)
+        assert p.wait(timeout=30) == 130
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    assert p.stderr is not None and b"Fatal Python error" not in p.stderr.read()
+
+
+def test_a_tcp_server_that_the_client_ends_logs_no_traceback(tmp_path) -> None:
+    import json
+    import socket
+    import time
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "server"))
+    p = subprocess.Popen([sys.executable, "-m", "kimi_lsp", "serve", "--tcp", "--port", str(port)], cwd=tmp_path, env=env,
+                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        for _ in range(600):  # (a bounded number of tries; the server needs some seconds to import)
+            try:
+                conn = socket.create_connection(("127.0.0.1", port))
+                break
+            except OSError:
+                if p.poll() is not None:
+                    break
+                time.sleep(0.1)
+        else:
+            pytest.fail("the server never listened")
+        with conn, conn.makefile("rb") as stream:
+            conn.sendall(_lsp(INITIALIZE))
+            assert json.loads(_read_lsp(stream))["id"] == 1
+            conn.sendall(_lsp({"jsonrpc": "2.0", "id": 2, "method": "shutdown"}))
+            assert json.loads(_read_lsp(stream))["id"] == 2
+            conn.sendall(_lsp({"jsonrpc": "2.0", "method": "exit"}))
+            assert p.wait(timeout=60) == 0
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    assert p.stderr is not None
+    err = p.stderr.read().decode()
+    assert "Traceback" not in err and "Unhandled exception" not in err, err

@@ -4,6 +4,7 @@ the repository), what is reported, the exit codes, and the fix loop's own guaran
 from __future__ import annotations
 
 import codecs
+import json
 import os
 import shutil
 import stat
@@ -204,9 +205,9 @@ def test_diff_writes_nothing_and_exits_1_when_there_is_something_to_fix(tmp_path
         f"-{OLD}\n\\ No newline at end of file\n+flashinfer-python==0.7.2\n\\ No newline at end of file\n"
     )
     assert "Would fix requirements.txt: Bump flashinfer-python to 0.7.2 in requirements.txt (KL101, KL329)" in err
-    # --diff with a document format: stdout is still the diff alone
+    # --diff with JSON: stdout is still one JSON document, and it carries the diff
     rc, out2, _ = kimi(["--check", "--diff", "--format", "json", "."], r, monkeypatch, capsys)
-    assert out2 == out and snapshot(r) == before
+    assert json.loads(out2)["diff"] == out and snapshot(r) == before
     kimi(["--check", "--fix", "."], r, monkeypatch, capsys)
     rc, out, err = kimi(["--check", "--diff", "."], r, monkeypatch, capsys)
     assert (rc, out) == (0, "")

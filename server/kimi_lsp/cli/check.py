@@ -360,8 +360,9 @@ def _run_check(ns: SimpleNamespace) -> int:
 
     failed_writes = False
     would_change = False
+    diff: str | None = None
     if ns.fix or ns.diff:
-        diags, pos, failed_writes, would_change = _fix(ns, run, fmt)
+        diags, pos, failed_writes, would_change, diff = _fix(ns, run, fmt)
     else:  # a plain check: in this process, or on every core for a large tree
         from kimi_lsp import batch
 
@@ -388,7 +389,7 @@ def _run_check(ns: SimpleNamespace) -> int:
 
     failed = bool(run.engine_errors or run.errors or failed_writes)
     code = _expect(_exit_code(ns, diags, errors=failed, would_change=would_change))
-    _report(ns, fmt, diags, pos, cwd, len(run.files), [*run.errors, *run.engine_errors])
+    _report(ns, fmt, diags, pos, cwd, len(run.files), [*run.errors, *run.engine_errors], diff)
     for e in run.engine_errors:
         print(f"kimi-lsp: {output.printable(e)}", file=sys.stderr)
     return code
@@ -439,19 +440,20 @@ def _failed(ns: SimpleNamespace, fmt: str, errors: list[str], cwd: Path | None) 
     on stdout, saying why (JSON ``errors``, SARIF an unsuccessful invocation): a consumer that
     reads the document must never see an empty result it could take for a clean run."""
     _expect(EXIT_ERROR)
-    if fmt in ("json", "sarif") and not ns.diff:
+    if fmt in ("json", "sarif"):
         base = cwd if cwd is not None else Path(os.sep)
-        _report(ns, fmt, [], output.Positions(Workspace(base)), base, 0, errors)
+        _report(ns, fmt, [], output.Positions(Workspace(base)), base, 0, errors, "" if ns.diff else None)
     return EXIT_ERROR
 
 
 def _report(ns: SimpleNamespace, fmt: str, diags: list[Diagnostic], pos: output.Positions, cwd: Path,
-            n_files: int, errors: list[str]) -> None:
-    """``errors``: every reason this run exits 2 (paths not read, internal errors)."""
-    if ns.diff:
+            n_files: int, errors: list[str], diff: str | None = None) -> None:
+    """``errors``: every reason this run exits 2 (paths not read, internal errors). ``diff``:
+    --diff's changes, which the JSON document carries (text and github: stdout is the diff)."""
+    if ns.diff and fmt not in ("json", "sarif"):
         pass  # stdout carries the diff alone
     elif fmt == "json":
-        _out(output.render_json(diags, pos, cwd, files=n_files, errors=errors))
+        _out(output.render_json(diags, pos, cwd, files=n_files, errors=errors, diff=diff))
     elif fmt == "github":
         _out(output.render_github(diags, pos, cwd, files=n_files))
     elif fmt == "sarif":
@@ -461,13 +463,15 @@ def _report(ns: SimpleNamespace, fmt: str, diags: list[Diagnostic], pos: output.
     else:
         _out(output.render_text(diags, pos, cwd, files=n_files, quiet=ns.quiet))
     if ns.statistics:
-        stream = sys.stdout if fmt == "text" and not ns.diff else sys.stderr
+        stream = sys.stdout if fmt == "text" and not ns.diff else sys.stderr  # (never into a document)
         _out(output.render_statistics(diags), stream)
 
 
-def _fix(ns: SimpleNamespace, run: _Run, fmt: str) -> tuple[list[Diagnostic], output.Positions, bool, bool]:
+def _fix(ns: SimpleNamespace, run: _Run, fmt: str) -> tuple[list[Diagnostic], output.Positions, bool, bool, str | None]:
     """Apply (or, with --diff, show) the fixes. Returns the diagnostics to report, positions for
-    them, whether a write failed, and whether --diff has changes to show."""
+    them, whether a write failed, whether --diff has changes to show, and --diff's text when the
+    report carries it (JSON): stdout is one JSON document. SARIF has no place for a diff, so
+    there it goes to stderr; text and github print it on stdout, as ever."""
     from kimi_lsp import fixes
 
     cwd = run.cwd
@@ -494,9 +498,14 @@ def _fix(ns: SimpleNamespace, run: _Run, fmt: str) -> tuple[list[Diagnostic], ou
 
     written: list[Path] = []
     failed = False
+    diff: str | None = None
     if ns.diff:
-        for path, (before, after) in sorted(outcome.changed.items()):
-            _out(unified_diff(before, after, output.display_path(path, cwd)))
+        diff = "".join(unified_diff(before, after, output.display_path(path, cwd))
+                       for path, (before, after) in sorted(outcome.changed.items()))
+        if fmt == "sarif":
+            _out(diff, sys.stderr)
+        elif fmt != "json":
+            _out(diff)
         written = sorted(outcome.changed)
     else:
         # check every file before writing any, so that a fix spanning files is written whole or
@@ -561,11 +570,11 @@ def _fix(ns: SimpleNamespace, run: _Run, fmt: str) -> tuple[list[Diagnostic], ou
 
     if ns.diff:
         # what --fix would leave behind, positions in the fixed (in-memory) text
-        return outcome.remaining, mem_pos, failed, bool(outcome.changed)
+        return outcome.remaining, mem_pos, failed, bool(outcome.changed), diff if fmt == "json" else None
     # report against what is on disk now
     disk = Workspace(cwd)
     diags = run.lint(disk)
-    return diags, output.Positions(disk), failed, False
+    return diags, output.Positions(disk), failed, False, None
 
 
 def _as_written(raw: str, cwd: Path) -> Path:

@@ -52,7 +52,7 @@ def _check_parser() -> argparse.ArgumentParser:
     p = Parser(
         prog="kimi-lsp",
         description="Catch sglang launch failures (Kimi-K3 DCP vs old flashinfer pins, bad flags) before launch.",
-        epilog="Subcommands: serve, verify, rules, explain CODE, export. `kimi-lsp` alone runs the language server on stdio.",
+        epilog="Subcommands: serve, verify, rules, explain CODE, export. `kimi-lsp` alone, its stdin a pipe, runs the language server on stdio.",
     )
     p.add_argument("--version", action="version", version=f"kimi-lsp {__version__}")
     for flags, dest, kind, choices, doc in CHECK_OPTIONS:
@@ -138,6 +138,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _main(args: list[str]) -> int:
     if not args:
+        if _stdin_is_a_terminal():
+            # someone typed `kimi-lsp`: a language server waiting silently for LSP on the
+            # keyboard helps no one (editors start it with pipes, which still serve)
+            _check_parser().print_help()
+            print("\nkimi-lsp: stdin is a terminal, so the language server was not started "
+                  "(editors start it with pipes; `kimi-lsp serve` starts it here anyway)", file=sys.stderr)
+            return EXIT_ERROR
         return _serve([])
     head = args[0]
     if head == "serve":
@@ -180,6 +187,13 @@ def _main(args: list[str]) -> int:
         return 130
 
 
+def _stdin_is_a_terminal() -> bool:
+    try:
+        return sys.stdin is not None and sys.stdin.isatty()
+    except (OSError, ValueError):
+        return False
+
+
 def _command_hint(paths: list[str]) -> str:
     """`` (did you mean `kimi-lsp serve`?)`` when the first word is close to a subcommand."""
     if not paths:
@@ -191,13 +205,8 @@ def _command_hint(paths: list[str]) -> str:
 
 
 def _serve(argv: list[str]) -> int:
-    import gc
-
-    gc.disable()  # while the server imports; lsp.server.run freezes what it imported, then enables
     if not argv or argv == ["--stdio"]:  # what editors run: no argparse (~6 ms of start-up)
-        from kimi_lsp.lsp.server import run
-
-        return run(log_level=os.environ.get("KIMI_LSP_LOG", "WARNING"))
+        return _run_server(log_level=os.environ.get("KIMI_LSP_LOG", "WARNING"))
     from kimi_lsp.cli.usage import Parser
 
     p = Parser(
@@ -215,9 +224,50 @@ def _serve(argv: list[str]) -> int:
         ns = p.parse_args(argv)
     except SystemExit as exc:
         return int(exc.code or 0) if exc.code in (0, None) else EXIT_ERROR
+    return _run_server(tcp=ns.tcp, host=ns.host, port=ns.port, log_level=ns.log_level)
+
+
+def _run_server(*, tcp: bool = False, host: str = "127.0.0.1", port: int = 2087, log_level: str) -> int:
+    import gc
+
+    gc.disable()  # while the server imports; lsp.server.run freezes what it imported, then enables
+    if tcp:
+        _quiet_clean_tcp_exit()
+    else:
+        _exit_on_interrupt()
     from kimi_lsp.lsp.server import run
 
-    return run(tcp=ns.tcp, host=ns.host, port=ns.port, log_level=ns.log_level)
+    return run(tcp=tcp, host=host, port=port, log_level=log_level)
+
+
+def _exit_on_interrupt() -> None:
+    """Ctrl-C ends a stdio server at once, with status 130. Left to pygls, KeyboardInterrupt is
+    caught and the server then waits for its reader thread, which is blocked reading stdin: a
+    first Ctrl-C did nothing and a second aborted Python at shutdown (status 134)."""
+    import signal
+
+    def interrupted(_signum: int, _frame: object) -> None:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                if stream is not None:
+                    stream.flush()
+            except (OSError, ValueError):
+                pass
+        os._exit(130)
+
+    signal.signal(signal.SIGINT, interrupted)
+
+
+def _quiet_clean_tcp_exit() -> None:
+    """A TCP server ends on the client's ``exit`` by pygls raising SystemExit inside asyncio's
+    connection callback, which asyncio logs, traceback and all, as an unhandled exception. That
+    is the clean way out, not an error: leave it out of the log (other errors still show)."""
+    import logging
+
+    def not_a_clean_exit(record: logging.LogRecord) -> bool:
+        return not (record.exc_info and isinstance(record.exc_info[1], SystemExit) and not record.exc_info[1].code)
+
+    logging.getLogger("asyncio").addFilter(not_a_clean_exit)
 
 
 def entry() -> None:

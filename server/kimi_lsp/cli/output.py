@@ -182,15 +182,18 @@ def summary(diags: Sequence[Diagnostic], files: int) -> dict[str, int]:
 
 
 def render_json(diags: Sequence[Diagnostic], pos: Positions, cwd: Path, *, files: int,
-                errors: Sequence[str] = ()) -> str:
+                errors: Sequence[str] = (), diff: str | None = None) -> str:
     """The JSON document. ``errors`` (the key ``run_errors``): why the run exits 2 (a path that cannot be read, a bad
     option, an internal error); the key is there only then, so that a reader of the document
-    alone never takes a failed run for a clean one."""
+    alone never takes a failed run for a clean one. ``diff`` (the key ``diff``, with --diff
+    only): the unified diff --fix would write, "" when it would change nothing."""
     doc: dict[str, object] = {
         "version": __version__,
         "diagnostics": [diagnostic_json(d, pos, cwd) for d in diags],
         "summary": summary(diags, files),
     }
+    if diff is not None:
+        doc["diff"] = diff
     if errors:
         doc["run_errors"] = [first_line(e) for e in errors]
     import json  # only here: a text report (pre-commit's) loads no JSON encoder
