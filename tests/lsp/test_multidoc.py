@@ -6,10 +6,11 @@ from __future__ import annotations
 import os
 import random
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from kimi_lsp.engine import Engine
+from kimi_lsp.engine import Engine, FileResult
 from kimi_lsp.lsp import multidoc
 from kimi_lsp.lsp.session import DocSnap, Session
 from kimi_lsp.workspace import Workspace
@@ -113,7 +114,10 @@ def test_incremental_equals_full_lint_after_random_edits(tmp_path: Path, seed: i
     rng = random.Random(seed)
     version = 1
     session.lint_paths({path}, {path: DocSnap(path.as_uri(), version, text)})
-    assert session.multidoc.checked.get(path) is True  # the first lint checked itself against a full one
+    assert path not in session.multidoc.checked and session.multidoc.linted == 0  # the first lint is a full one
+    version += 1
+    session.lint_paths({path}, {path: DocSnap(path.as_uri(), version, text)})
+    assert session.multidoc.checked.get(path) is True  # the second checked itself against a full one
     before = session.multidoc.reused
     base = text
     for step in range(60):
@@ -168,3 +172,51 @@ def test_documents_of_fixtures_lint_as_the_whole(fixture: Path) -> None:
         assert list(session.results[path].diagnostics) == full_lint(root, path, text)
     finally:
         multidoc.MIN_DOCUMENTS = old
+
+
+def config_map(i: int) -> str:
+    return f"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm-{i}\ndata:\n" + "".join(
+        f'  key{j}: "value-{i}-{j}"\n' for j in range(8)
+    )
+
+
+def _linted_chars(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, n: int) -> tuple[int, int, list[object]]:
+    """Characters the server lints for a bundle of ``n`` ConfigMaps and one launch whose message
+    names a line (an image that names the release), over the opening lint and one edit; and the
+    edited file's diagnostics."""
+    docs = [config_map(i) for i in range(n)]
+    docs.insert(n // 2, deployment(0))  # lmsysorg/sglang:v0.5.5: "... at deploy/manifest.yaml:N"
+    text = "---\n".join(docs)
+    root, path = project(tmp_path, text)
+    session = Session(root, [root])
+    linted = [0]
+    original = multidoc.MultiDoc.lint
+
+    def counting(self: multidoc.MultiDoc, p: Path, t: str, gen: int, view: Callable[[str], FileResult],
+                 full: Callable[[], FileResult], valid: Callable[[FileResult, int], bool]) -> FileResult | None:
+        def counted_view(v: str) -> FileResult:
+            linted[0] += len(v)
+            return view(v)
+
+        def counted_full() -> FileResult:
+            linted[0] += len(t)
+            return full()
+
+        return original(self, p, t, gen, counted_view, counted_full, valid)
+
+    monkeypatch.setattr(multidoc.MultiDoc, "lint", counting)
+    session.lint_paths({path}, {path: DocSnap(path.as_uri(), 1, text)})
+    edited = text.replace("name: cm-1\n", "name: cm-one\n")
+    session.lint_paths({path}, {path: DocSnap(path.as_uri(), 2, edited)})
+    assert session.multidoc.checked.get(path) is True and session.multidoc.linted > n  # by documents
+    got = list(session.results[path].diagnostics)
+    assert got == full_lint(root, path, edited) and got
+    return linted[0] + len(text), len(text), got  # + the opening full lint (not through MultiDoc)
+
+
+def test_documents_cost_linear_in_the_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Red team L5: each document linted on a view of the whole file cost n x (file size). Now
+    the text linted is a few times the file, whatever the number of documents."""
+    small, small_size, _ = _linted_chars(tmp_path / "a", monkeypatch, 20)
+    large, large_size, _ = _linted_chars(tmp_path / "b", monkeypatch, 160)
+    assert large / large_size < 5 and large / large_size < 1.5 * (small / small_size)
