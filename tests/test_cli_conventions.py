@@ -417,3 +417,67 @@ def test_a_tcp_server_that_the_client_ends_logs_no_traceback(tmp_path) -> None:
     assert p.stderr is not None
     err = p.stderr.read().decode()
     assert "Traceback" not in err and "Unhandled exception" not in err, err
+
+
+# -- --stdin-filename PATH - --------------------------------------------------------------------
+
+def _stdin(monkeypatch: pytest.MonkeyPatch, data: bytes) -> None:
+    import io
+
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data)))
+
+
+def test_stdin_is_linted_as_the_named_file_with_its_pins(tmp_path, monkeypatch, capsys) -> None:
+    import json
+
+    root = project(tmp_path)
+    (root / "deploy").mkdir()
+    (root / "k3.yaml").unlink()
+    (root / "deploy" / "served.yaml").write_text("model-path: moonshotai/Kimi-K3\n")  # on disk: no DCP
+    _stdin(monkeypatch, K3.encode())  # the editor's buffer: DCP on cutedsl_mla
+    rc, out, err = kimi(["--check", "--format", "json", "--stdin-filename", "deploy/served.yaml", "-"], root, monkeypatch, capsys)
+    assert rc == 1, err
+    doc = json.loads(out)
+    kl101 = [d for d in doc["diagnostics"] if d["code"] == "KL101"]
+    assert len(kl101) == 1 and kl101[0]["path"] == "deploy/served.yaml" and kl101[0]["line"] == 4
+    assert kl101[0]["related"][0]["path"] == "requirements.txt"  # found upward from the named file
+    assert doc["summary"]["files"] == 1
+    assert (root / "deploy" / "served.yaml").read_text() == "model-path: moonshotai/Kimi-K3\n"
+    # a name that is not on disk works the same, and nothing is written
+    _stdin(monkeypatch, K3.encode())
+    rc, out, _ = kimi(["--check", "-q", "--stdin-filename", "deploy/new.yaml"], root, monkeypatch, capsys)
+    assert rc == 1 and out.splitlines()[-1].startswith("deploy/new.yaml:4:1: KL101 ")
+    assert not (root / "deploy" / "new.yaml").exists()
+
+
+def test_stdin_takes_the_settings_of_the_named_files_directory(tmp_path, monkeypatch, capsys) -> None:
+    root = project(tmp_path)
+    (root / "deploy").mkdir()
+    (root / "deploy" / "kimi-lsp.toml").write_text('ignore = ["KL101"]\n')
+    _stdin(monkeypatch, K3.encode())
+    rc, out, _ = kimi(["--check", "--stdin-filename", "deploy/k3.yaml", "-"], root, monkeypatch, capsys)
+    assert "KL101" not in out and rc == 0
+    _stdin(monkeypatch, K3.encode())
+    rc, out, _ = kimi(["--check", "--stdin-filename", "k3.yaml", "-"], root, monkeypatch, capsys)
+    assert "KL101" in out and rc == 1
+
+
+@pytest.mark.parametrize("args, says", [
+    (["--check", "-"], "- (stdin) needs --stdin-filename PATH"),
+    (["--check", "--stdin-filename", "a.yaml", "-", "b.yaml"], "--stdin-filename lints stdin alone"),
+    (["--check", "--stdin-filename", "a.yaml", "--fix", "-"], "cannot write stdin back"),
+    (["--check", "--stdin-filename", "", "-"], "--stdin-filename needs the name"),
+])
+def test_stdin_usage_errors(tmp_path, monkeypatch, capsys, args, says) -> None:
+    _stdin(monkeypatch, K3.encode())
+    rc, out, err = kimi(args, tmp_path, monkeypatch, capsys)
+    assert rc == 2 and says in err and not out
+
+
+def test_stdin_that_does_not_decode_is_an_error_not_a_pass(tmp_path, monkeypatch, capsys) -> None:
+    import json
+
+    _stdin(monkeypatch, b"model-path: \xff\n")
+    rc, out, err = kimi(["--check", "--format", "json", "--stdin-filename", "k3.yaml", "-"], tmp_path, monkeypatch, capsys)
+    assert rc == 2 and "not valid UTF-8" in err
+    assert json.loads(out)["run_errors"]

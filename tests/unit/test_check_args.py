@@ -13,6 +13,7 @@ WORDS = (
     "--no-cache", "--no-cach", "-q", "--quiet", "-j", "2", "-1", "x", "--jobs=3", "-j2", "--select", "KL1,KL2",
     "--select=KL101", "--ignore", "--fix", "--diff", "--unsafe-fixes", "--exit-zero", "--statistics",
     "--sglang-version", "0.5.23", "--target-gpu", "h200", "--help", "-h", "--version", "--check=1", "-qj",
+    "--stdin-filename", "--stdin-filename=k3.yaml",
 )
 
 

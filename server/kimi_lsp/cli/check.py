@@ -130,6 +130,7 @@ def usage_problems(ns: SimpleNamespace) -> list[str]:
             out.append("an empty PATH (\"\") names no file; use . for the working directory")
     if ns.jobs is not None and ns.jobs < 1:
         out.append(f"--jobs {ns.jobs}: the number of worker processes is 1 or more (leave it out for one per core)")
+    out += _stdin_problems(ns)
     if ns.unsafe_fixes and not (ns.fix or ns.diff):
         # ruff accepts it alone (its report then counts unsafe fixes as available); here a report
         # never changes with it, so alone it would do nothing, silently
@@ -162,6 +163,49 @@ def usage_problems(ns: SimpleNamespace) -> list[str]:
     return out
 
 
+def _stdin_problems(ns: SimpleNamespace) -> list[str]:
+    """``-`` (stdin) and ``--stdin-filename`` make sense only together, and alone."""
+    name = getattr(ns, "stdin_filename", None)
+    if name is None:
+        if "-" in ns.paths:
+            return ["- (stdin) needs --stdin-filename PATH: the name says what the text is, and where its pins and settings are"]
+        return []
+    out: list[str] = []
+    if not name.strip() or name == "-":
+        out.append("--stdin-filename needs the name of the file the text on stdin stands for")
+    if [p for p in ns.paths if p != "-"]:
+        out.append("--stdin-filename lints stdin alone: give - as the only PATH")
+    if ns.fix or ns.diff:
+        out.append("--fix and --diff cannot write stdin back; check the file itself to fix it")
+    return out
+
+
+def _read_stdin(ns: SimpleNamespace, ws: Workspace, cwd: Path) -> tuple[Path | None, str | None]:
+    """The file ``--stdin-filename`` names (resolved as a PATH is) with stdin's text as its
+    overlay in ``ws``; else None and why not."""
+    from kimi_lsp.workspace import MAX_FILE_BYTES, SourceText, decode_bytes
+
+    raw: str = ns.stdin_filename
+    try:
+        path = ws.resolve(Path(raw) if os.path.isabs(raw) else cwd / raw)
+    except (RuntimeError, OSError, ValueError) as exc:
+        return None, f"--stdin-filename {raw}: cannot resolve the path ({exc})"
+    stream = getattr(sys.stdin, "buffer", None)
+    if stream is None:
+        return None, "stdin is closed; nothing to lint"
+    try:
+        data = stream.read(MAX_FILE_BYTES + 1)
+    except OSError as exc:
+        return None, f"stdin cannot be read ({exc.strerror or exc})"
+    if len(data) > MAX_FILE_BYTES:
+        return None, f"stdin: too large to lint (> {MAX_FILE_BYTES // (1024 * 1024)} MiB)"
+    src = decode_bytes(path, data)
+    if not isinstance(src, SourceText):
+        return None, f"stdin ({raw}): {src.reason}"
+    ws.set_overlay(path, src.text)
+    return path, None
+
+
 def _overrides(ns: SimpleNamespace) -> dict[str, object]:
     """Settings given on the command line (they win over kimi-lsp.toml / pyproject)."""
     out: dict[str, object] = {}
@@ -185,7 +229,12 @@ class _Run:
         self.overrides = _overrides(ns)
         self.ws = Workspace(cwd)
         self.real: set[Path] = set()  # the files named themselves, resolved
-        self.files, self.errors, self.walked = collect(ns.paths, self.ws, self.real)
+        self.stdin = getattr(ns, "stdin_filename", None) is not None
+        if self.stdin:  # one file, its text from stdin (a workspace overlay), the rest from disk
+            path, why = _read_stdin(ns, self.ws, cwd)
+            self.files, self.errors, self.walked = ([path] if path else []), ([why] if why else []), False
+        else:
+            self.files, self.errors, self.walked = collect(ns.paths, self.ws, self.real)
         self.engine_errors: list[str] = []
 
     def lint(self, ws: Workspace | None = None) -> list[Diagnostic]:
@@ -217,7 +266,7 @@ def _explicit_files(paths: list[str], workspace: Workspace) -> list[Path] | None
 
 
 def _run_cache(ns: SimpleNamespace, workspace: Workspace, overrides: dict[str, object]) -> tuple[cache.Cache | None, list[Path] | None]:
-    if ns.fix or ns.diff or ns.no_cache:
+    if ns.fix or ns.diff or ns.no_cache or getattr(ns, "stdin_filename", None) is not None:
         return None, None
     from kimi_lsp import cache  # (not imported by a --no-cache run)
 
@@ -363,6 +412,9 @@ def _run_check(ns: SimpleNamespace) -> int:
     diff: str | None = None
     if ns.fix or ns.diff:
         diags, pos, failed_writes, would_change, diff = _fix(ns, run, fmt)
+    elif run.stdin:  # the overlay lives in this workspace: lint here, in this process
+        diags = run.lint()
+        pos = output.Positions(run.ws)
     else:  # a plain check: in this process, or on every core for a large tree
         from kimi_lsp import batch
 

@@ -43,6 +43,8 @@ CHECK_OPTIONS: tuple[tuple[tuple[str, ...], str, str, tuple[str, ...] | None, st
     (("--target-gpu",), "target_gpu", _TEXT, None, "GPU the launches run on (e.g. b200, h200, sm90)"),
     (("--no-cache",), "no_cache", _FLAG, None, "neither read nor write the result cache (~/.cache/kimi-lsp)"),
     (("--jobs", "-j"), "jobs", _INT, None, "worker processes for large trees (default: automatic)"),
+    (("--stdin-filename",), "stdin_filename", _TEXT, None,
+     "lint the text on stdin (PATH -) as if it were this file: its pins and settings are found from there"),
 )
 
 
