@@ -44,14 +44,18 @@ def _newest() -> str:
 # -- the data: every shipped release has all of it -------------------------------------------------
 
 
-def test_every_shipped_release_has_its_launch_checks_date_and_retired_flags_reading() -> None:
+def test_every_shipped_release_has_its_launch_checks_date_table_row_and_retired_flags_reading() -> None:
     shipped = shipped_versions()
     assert set(launch_checks.shipped()) == set(shipped)
     with open(Path(DATA_DIR) / "sglang_release_dates.json", encoding="utf-8") as f:
         dates = json.load(f)
     assert set(dates) == set(shipped), set(shipped) ^ set(dates)
+    with open(Path(DATA_DIR) / "sglang_releases.json", encoding="utf-8") as f:
+        rows = {r["version"] for r in json.load(f)["releases"]}
+    assert set(shipped) <= rows, set(shipped) - rows  # the release table (KL329, flashinfer pins)
     with open(Path(DATA_DIR) / "sglang_retired_flags.json", encoding="utf-8") as f:
         retired = json.load(f)
+    assert retired["releases_read"][-1] == _newest()
     # the retired-flags table was read against the newest release: it names no option that release has
     newest = load_schema_exact(_newest())
     assert newest is not None
