@@ -336,7 +336,7 @@ def compile_line(line: str) -> IgnorePattern | None:
         if toks is None:
             return None
         return IgnorePattern(negate, dir_only, _segment(toks, False), ())  # type: ignore[arg-type]  # no SLASH in it
-    toks = _tokens(line[1:] if line.startswith("/") else line)
+    toks = _tokens(_prefix_stars(line[1:] if line.startswith("/") else line))
     if toks is None:
         return None
     segments: list[_Segment] = []
@@ -349,6 +349,23 @@ def compile_line(line: str) -> IgnorePattern | None:
             cur.append(t)  # type: ignore[arg-type]
     segments.append(_segment(cur, True))
     return IgnorePattern(negate, dir_only, None, tuple(segments))
+
+
+def _prefix_stars(line: str) -> str:
+    """git's reading of a path pattern whose first wildcard is a run of stars right after a
+    literal prefix, as in ``a**/c``: dir.c compares the prefix itself and hands wildmatch the
+    rest, which then starts with ``**/`` and so crosses directories (``a**/c`` matches
+    ``ax/y/c``). Spelled in segments: ``a*/**/c``; at the end of the line, ``a*``."""
+    n = len(line)
+    i = 0
+    while i < n and line[i] not in "*?[\\":
+        i += 1
+    j = i
+    while j < n and line[j] == "*":
+        j += 1
+    if j - i < 2 or i == 0 or line[i - 1] == "/" or (j < n and line[j] != "/"):
+        return line
+    return line[:i] + ("*" if j == n else "*/**" + line[j:])
 
 
 def _trim_trailing_spaces(line: str) -> str:
