@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Extract sglang's CLI argument schema, statically, from the released wheels.
 
-Adding a new sglang release (one command; then run the tests and commit the two changed files):
+Adding a new sglang release: `scripts/add_sglang_release.py 0.5.24 [--wheel PATH]` runs `--add` below
+and writes every other per-release file from the same one wheel (launch checks, build date, release
+table row, retired flags). This script alone stores only the schema:
 
     python3 scripts/extract_sglang_schema.py --add 0.5.24
 
