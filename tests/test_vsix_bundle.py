@@ -8,6 +8,7 @@ import base64
 import hashlib
 import importlib.util
 import io
+import json
 import sys
 import tarfile
 import zipfile
@@ -17,6 +18,8 @@ from types import ModuleType
 from packaging.markers import default_environment
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -120,3 +123,73 @@ def test_the_closure_check_passes_a_complete_pure_set_and_refuses_a_platform_whe
 def test_this_python_is_among_the_environments_checked() -> None:
     here = default_environment()
     assert any(env["python_version"] == here["python_version"] for env in bs.environments()) or sys.version_info >= (3, 15)
+
+
+def test_pyyaml_alone_is_fetched_as_its_sdist_and_its_build_requirements_stay_wheels(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``--no-binary :all:`` made pip build setuptools and Cython from source (a quarter of an hour
+    and a C compiler) only to read PyYAML's metadata; naming PyYAML alone fetches the same sdist.
+    The rest must be pure wheels for any Python >= 3.10 on any platform, never this machine's."""
+    calls: list[list[str]] = []
+    monkeypatch.setattr(bs, "pip", lambda python, *args: calls.append(list(args)))
+    bs.download("python3", bs.read_pins(), tmp_path, hashes=True)
+    (wheels,) = [c for c in calls if "--only-binary" in c]
+    (sdists,) = [c for c in calls if "--no-binary" in c]
+    assert sdists[sdists.index("--no-binary") + 1] == "pyyaml"
+    assert ":all:" not in sdists and "--require-hashes" in sdists
+    assert (tmp_path / "requirements-sdist.txt").read_text().startswith("pyyaml==")
+    opts = dict(zip(wheels, wheels[1:]))
+    assert (opts["--only-binary"], opts["--platform"], opts["--abi"], opts["--implementation"], opts["--python-version"]) == (":all:", "any", "none", "py", "3.10")
+    assert "pyyaml" not in (tmp_path / "requirements-wheel.txt").read_text().lower()
+    assert bs.download_format("sdist", ["PyYAML", "Foo.Bar"]) == ["--no-binary", "foo-bar,pyyaml"]
+
+
+def _repo(tmp: Path) -> Path:
+    repo = tmp / "repo"
+    (repo / "server" / "pkg" / "__pycache__").mkdir(parents=True)
+    (repo / "server" / "pkg.egg-info").mkdir()
+    (repo / "server" / "pkg" / "__init__.py").write_text("x = 1\n")
+    (repo / "server" / "pkg" / "__pycache__" / "__init__.cpython-311.pyc").write_bytes(b"\0")
+    (repo / "server" / "pkg" / "old.pyc").write_bytes(b"\0")
+    (repo / "server" / "pkg.egg-info" / "SOURCES.txt").write_text("stale\n")
+    (repo / "pyproject.toml").write_text("[project]\n")
+    (repo / "README.md").write_text("readme\n")
+    (repo / "LICENSE").write_text("license\n")
+    (repo / "notes.txt").write_text("not part of the wheel\n")
+    return repo
+
+
+def test_the_wheel_sources_leave_out_bytecode_and_build_leftovers(tmp_path: Path) -> None:
+    files = {p.as_posix() for p in bs.source_files(_repo(tmp_path))}
+    assert files == {"LICENSE", "README.md", "pyproject.toml", "server/pkg/__init__.py"}
+
+
+def test_reuse_keeps_bundled_libs_only_when_built_from_the_same_inputs_and_untouched(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    repo, libs, inputs = _repo(tmp_path), tmp_path / "libs", tmp_path / ".libs-inputs"
+    monkeypatch.setattr(bs, "REPO", repo)
+    monkeypatch.setattr(bs, "LIBS", libs)
+    monkeypatch.setattr(bs, "INPUTS", inputs)
+    libs.mkdir()
+    (libs / "kimi_lsp-0.1.0-py3-none-any.whl").write_bytes(b"wheel")
+    builds: list[str] = []
+    monkeypatch.setattr(bs, "build", lambda python: builds.append(python) or 0)
+
+    def noted() -> None:
+        inputs.write_text(json.dumps({"inputs": bs.inputs_digest(), "wheels": bs.libs_state()}))
+
+    assert bs.main(["--reuse", "--python", "py"]) == 0 and builds == ["py"], "nothing noted: built"
+    noted()
+    assert bs.is_current() and bs.main(["--reuse"]) == 0 and len(builds) == 1, "current: kept"
+    assert bs.main([]) == 0 and len(builds) == 2, "without --reuse: always built"
+    for change in (
+        lambda: (repo / "server" / "pkg" / "__init__.py").write_text("x = 2\n"),  # a source
+        lambda: (repo / "server" / "pkg" / "new.py").write_text(""),  # a new module
+        lambda: (libs / "kimi_lsp-0.1.0-py3-none-any.whl").write_bytes(b"other"),  # a wheel edited
+        lambda: (libs / "extra-1.0-py3-none-any.whl").write_bytes(b""),  # a wheel added
+        lambda: inputs.write_text("{not json"),
+    ):
+        noted()
+        change()
+        assert not bs.is_current()
+    noted()
+    (repo / "server" / "pkg" / "__pycache__" / "x.pyc").write_bytes(b"1")  # bytecode is not an input
+    assert bs.is_current()

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Build, test and package the VS Code extension; called from .ci/run. Exits non-zero on any failure.
 #
-#   npm ci -> bundle the server (wheels) -> tsc (strict) -> vsce package (esbuild bundles the client)
-#   -> node --test (unit + end-to-end: ../server, and the .vsix's bundled server on a fresh venv)
-#   -> check-vsix
+#   npm ci -> tsc (strict) -> npm run package (builds the server's wheels unless bundled/libs is
+#   current, esbuild bundles the client, vsce packages) -> node --test (unit + end-to-end: ../server,
+#   and the .vsix's bundled server on a fresh venv) -> check-vsix
 #
 # ${KIMI_LSP_PYTHON:-python3} builds the wheels (pip wheel / pip download from the package
 # registry: build time only, the extension never installs anything) and runs the end-to-end tests
@@ -24,15 +24,14 @@ step() { printf '\n== vscode-extension: %s (at %ss)\n' "$*" "$SECONDS"; }
 step "npm ci"
 npm ci --no-audit --no-fund
 
-step "bundle the server (bundled/libs: kimi-lsp and its dependencies as pure-Python wheels)"
-"$python" scripts/bundle_server.py --python "$python"
-
 step "compile (tsc, strict)"
 npm run --silent compile
 
-step "package (esbuild bundles the client into dist/extension.js)"
+# One command, as a user packages: bundled/libs (kimi-lsp and its dependencies as pure-Python
+# wheels) is built by vscode:prepublish unless it is current, then esbuild bundles the client.
+step "package (npm run package: the server's wheels, dist/extension.js, kimi-lsp.vsix)"
 rm -f kimi-lsp.vsix
-npm run --silent package
+KIMI_LSP_PYTHON="$python" npm run --silent package
 
 step "test (unit + e2e, including the packaged bundle)"
 # One node --test run, so that its closing summary counts every test. The bundle's test must not

@@ -3,13 +3,23 @@
 of every package it needs at run time, for any Python >= 3.10 on any OS and architecture.
 
     python scripts/bundle_server.py            # build bundled/libs (needs the package registry)
+    python scripts/bundle_server.py --reuse    # the same, unless bundled/libs is current
     python scripts/bundle_server.py --relock   # rewrite bundled/requirements.txt's hashes
+
+``npm run package`` runs it with ``--reuse`` (scripts/bundle-server.js picks the Python), so one
+command builds the .vsix; ``--reuse`` keeps bundled/libs when ``bundled/.libs-inputs`` says it was
+built from the same inputs (this script, the pins, the package's sources) and its wheels still
+have the hashes noted then.
 
 - kimi-lsp: ``pip wheel --no-deps`` of this repository (``..``).
 - its dependencies: exactly ``bundled/requirements.txt`` (pinned, hash-checked), as
   ``py3-none-any`` wheels. PyYAML publishes only platform wheels, so its sdist is downloaded and
   its Python sources (``lib/yaml``, ``lib/_yaml``) are packed as a pure wheel: ``yaml`` imports
-  without its C extension (``__with_libyaml__`` is False) and kimi-lsp takes ``SafeLoader``.
+  without its C extension (``__with_libyaml__`` is False) and kimi-lsp takes ``SafeLoader``. That
+  is what keeps the .vsix one file for every Python >= 3.10 on every OS: a platform wheel of PyYAML
+  would run on one. Only the sdist packages are named to ``--no-binary``: ``:all:`` would also make
+  pip build PyYAML's build requirements (setuptools, Cython) from source to read its metadata,
+  which takes a quarter of an hour and a C compiler for the same sdist.
 
 Then the set is checked against the wheels' own metadata: for Python 3.10 to 3.14 on Linux, macOS
 and Windows, every ``Requires-Dist`` reachable from kimi-lsp (markers evaluated, no extras) is in
@@ -22,8 +32,10 @@ import argparse
 import base64
 import csv
 import email.parser
+import fnmatch
 import hashlib
 import io
+import json
 import os
 import re
 import shutil
@@ -34,15 +46,22 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-from packaging.requirements import Requirement
-from packaging.specifiers import SpecifierSet
-from packaging.utils import canonicalize_name
-from packaging.version import Version
+try:
+    from packaging.requirements import Requirement
+    from packaging.specifiers import SpecifierSet
+    from packaging.utils import canonicalize_name
+    from packaging.version import Version
+except ImportError:  # a Python with pip but not packaging (npm run package takes python3 from PATH)
+    from pip._vendor.packaging.requirements import Requirement  # type: ignore[assignment]
+    from pip._vendor.packaging.specifiers import SpecifierSet  # type: ignore[assignment]
+    from pip._vendor.packaging.utils import canonicalize_name  # type: ignore[assignment]
+    from pip._vendor.packaging.version import Version  # type: ignore[assignment]
 
 EXT = Path(__file__).resolve().parents[1]
 REPO = EXT.parent
 REQUIREMENTS = EXT / "bundled" / "requirements.txt"
 LIBS = EXT / "bundled" / "libs"
+INPUTS = EXT / "bundled" / ".libs-inputs"  # what bundled/libs was built from (for --reuse)
 SDIST_ONLY = {"pyyaml"}  # no pure wheel published: packed from the sdist's Python sources
 PYTHONS = ("3.10", "3.11", "3.12", "3.13", "3.14")
 PLATFORMS = {  # sys_platform: (platform_system, os_name, machines)
@@ -74,6 +93,14 @@ def read_pins(path: Path = REQUIREMENTS) -> list[tuple[str, str, str]]:
     return pins
 
 
+def download_format(kind: str, names: list[str]) -> list[str]:
+    """pip download's options for a group: pure wheels for any Python >= 3.10 on any platform, or
+    the sdists of ``names`` (and of nothing else: their build requirements stay wheels)."""
+    if kind == "wheel":
+        return ["--only-binary", ":all:", "--platform", "any", "--python-version", "3.10", "--implementation", "py", "--abi", "none"]
+    return ["--no-binary", ",".join(sorted(canonicalize_name(n) for n in names))]
+
+
 def download(python: str, pins: list[tuple[str, str, str]], dest: Path, *, hashes: bool) -> None:
     groups = {"wheel": [p for p in pins if canonicalize_name(p[0]) not in SDIST_ONLY],
               "sdist": [p for p in pins if canonicalize_name(p[0]) in SDIST_ONLY]}
@@ -82,8 +109,7 @@ def download(python: str, pins: list[tuple[str, str, str]], dest: Path, *, hashe
             continue
         req = dest / f"requirements-{kind}.txt"
         req.write_text("".join(f"{n}=={v}" + (f" --hash={h}" if hashes else "") + "\n" for n, v, h in group), "utf-8")
-        fmt = (["--only-binary", ":all:", "--platform", "any", "--python-version", "3.10", "--implementation", "py", "--abi", "none"]
-               if kind == "wheel" else ["--no-binary", ":all:"])
+        fmt = download_format(kind, [n for n, _, _ in group])
         pip(python, "download", "-q", "--no-deps", *(["--require-hashes"] if hashes else []), *fmt, "-r", str(req), "-d", str(dest))
 
 
@@ -190,15 +216,59 @@ def check_closure(wheels: list[Path]) -> list[str]:
     return sorted(set(problems))
 
 
+SOURCE_IGNORED = ("__pycache__", "*.pyc", "*.egg-info")
+
+
+def source_files(repo: Path | None = None) -> list[Path]:
+    """The files the kimi-lsp wheel is built from (relative to ``repo``, default this repository):
+    its metadata files and ``server/`` without bytecode and build leftovers."""
+    repo = repo or REPO
+    files = [Path(n) for n in sorted(os.listdir(repo))
+             if (n in ("pyproject.toml", "README.md") or n.startswith(("LICENSE", "COPYING", "NOTICE"))) and (repo / n).is_file()]
+    for d, dirs, names in os.walk(repo / "server"):
+        dirs[:] = sorted(x for x in dirs if not any(fnmatch.fnmatch(x, p) for p in SOURCE_IGNORED))
+        files.extend(Path(d, n).relative_to(repo) for n in sorted(names) if not any(fnmatch.fnmatch(n, p) for p in SOURCE_IGNORED))
+    return files
+
+
 def source_copy(dest: Path) -> Path:
     """The package's sources alone, so that a stale ``build/`` or ``*.egg-info`` in the checkout
     (setuptools builds in the tree and reuses them) can never add a deleted module to the wheel."""
     dest.mkdir()
-    for name in os.listdir(REPO):
-        if name in ("pyproject.toml", "README.md") or name.startswith(("LICENSE", "COPYING", "NOTICE")):
-            shutil.copy2(REPO / name, dest / name)
-    shutil.copytree(REPO / "server", dest / "server", ignore=shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info"))
+    for rel in source_files():
+        (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(REPO / rel, dest / rel)
     return dest
+
+
+def inputs_digest() -> str:
+    """One hash of everything bundled/libs is made from: this script, the pins, the sources."""
+    digest = hashlib.sha256()
+    repo = REPO
+    here = Path(__file__).resolve()
+    for label, path in [("bundle_server.py", here), ("requirements.txt", REQUIREMENTS)] + [(r.as_posix(), repo / r) for r in source_files(repo)]:
+        data = path.read_bytes()
+        digest.update(f"{label}\0{len(data)}\0".encode())
+        digest.update(data)
+    return digest.hexdigest()
+
+
+def libs_state() -> dict[str, str]:
+    """{wheel name: sha256} of bundled/libs."""
+    libs = LIBS
+    if not libs.is_dir():
+        return {}
+    return {f.name: hashlib.sha256(f.read_bytes()).hexdigest() for f in sorted(libs.iterdir()) if f.is_file()}
+
+
+def is_current() -> bool:
+    """Whether bundled/libs was built from today's inputs and is untouched since."""
+    try:
+        noted = json.loads(INPUTS.read_text("utf-8"))
+    except (OSError, ValueError):
+        return False
+    wheels = libs_state()
+    return isinstance(noted, dict) and bool(wheels) and noted.get("inputs") == inputs_digest() and noted.get("wheels") == wheels
 
 
 def relock(python: str) -> int:
@@ -219,6 +289,7 @@ def relock(python: str) -> int:
 
 
 def build(python: str) -> int:
+    inputs = inputs_digest()  # before the sources are copied: one edited meanwhile is built again next time
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         (work / "kimi").mkdir()
@@ -233,11 +304,13 @@ def build(python: str) -> int:
             for p in problems:
                 print(f"bundle_server: {p}", file=sys.stderr)
             return 1
+        INPUTS.unlink(missing_ok=True)
         if LIBS.exists():
             shutil.rmtree(LIBS)
         LIBS.mkdir(parents=True)
         for whl in sorted(wheels):
             shutil.copy2(whl, LIBS / whl.name)
+        INPUTS.write_text(json.dumps({"inputs": inputs, "wheels": libs_state()}, indent=1, sort_keys=True) + "\n", "utf-8")
     total = sum(f.stat().st_size for f in LIBS.iterdir())
     print(f"bundle_server: {len(wheels)} wheels, {total / 1024:.0f} KiB in {LIBS.relative_to(REPO)}; "
           f"complete for Python {PYTHONS[0]}-{PYTHONS[-1]} on {', '.join(PLATFORMS)}")
@@ -250,8 +323,14 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--python", default=os.environ.get("KIMI_LSP_PYTHON", sys.executable), help="the Python whose pip builds and downloads")
     ap.add_argument("--relock", action="store_true", help="rewrite the hashes in bundled/requirements.txt")
+    ap.add_argument("--reuse", action="store_true", help="keep bundled/libs when it was built from the same inputs")
     ns = ap.parse_args(argv)
-    return relock(ns.python) if ns.relock else build(ns.python)
+    if ns.relock:
+        return relock(ns.python)
+    if ns.reuse and is_current():
+        print(f"bundle_server: {LIBS} is current ({len(libs_state())} wheels); without --reuse it is built again")
+        return 0
+    return build(ns.python)
 
 
 if __name__ == "__main__":

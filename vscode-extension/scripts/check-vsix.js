@@ -143,7 +143,7 @@ function main(argv) {
       console.error(`check-vsix: ${p}`);
     }
     if (problems.length) {
-      console.error('check-vsix: build the bundled server first: python scripts/bundle_server.py');
+      console.error('check-vsix: build the bundled server first: npm run bundle-server (npm run package does)');
       return 1;
     }
     return 0;
