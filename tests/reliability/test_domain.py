@@ -21,7 +21,7 @@ REPO = Path(__file__).resolve().parents[2]
     [
         "Dockerfile", "dockerfile", "Containerfile", "Dockerfile.prod", "Dockerfile.cuda12",
         "Dockerfile.cuda12.4", "prod.Dockerfile", "sglang.dockerfile", "Containerfile.rocm",
-        "Dockerfile.j2", "Dockerfile.template",
+        "Dockerfile.j2", "Dockerfile.template", "Dockerfile.cmd",
     ],
 )
 def test_dockerfile_names(name: str) -> None:

@@ -63,17 +63,17 @@ NearKey = Callable[[str], "str | bool"]
 
 # Suffixes that name a language or format of their own: `dockerfile.py`, `Dockerfile.md` and
 # `Dockerfile.dockerignore` (BuildKit's per-Dockerfile ignore file) are not Dockerfiles, while
-# `Dockerfile.prod`, `Dockerfile.cuda12` and `Containerfile.rocm` (a variant, not a language) are.
+# `Dockerfile.prod`, `Dockerfile.cuda12`, `Dockerfile.cmd` and `Containerfile.rocm` (a variant, not
+# a language) are: only suffixes no one names a variant by are listed.
 # Read as a Dockerfile, a Python module got one KL001 "unknown Dockerfile instruction" per line.
 _FOREIGN_SUFFIXES = frozenset(
     {
-        ".py", ".pyw", ".pyi", ".ipynb", ".md", ".mdx", ".markdown", ".rst", ".txt", ".adoc",
-        ".json", ".jsonc", ".yaml", ".yml", ".toml", ".ini", ".cfg", ".xml", ".html", ".htm",
-        ".css", ".csv", ".lock", ".log", ".diff", ".patch", ".sh", ".bash", ".zsh", ".ksh",
-        ".fish", ".ps1", ".bat", ".cmd", ".js", ".mjs", ".cjs", ".ts", ".tsx", ".jsx", ".go",
-        ".rs", ".c", ".h", ".cc", ".cpp", ".hpp", ".java", ".kt", ".rb", ".php", ".pl", ".lua",
-        ".nix", ".sql", ".svg", ".png", ".jpg", ".jpeg", ".gif", ".pdf", ".zip", ".gz", ".tgz",
-        ".tar", ".pyc", ".dockerignore", ".containerignore",
+        ".py", ".pyw", ".pyi", ".pyc", ".ipynb", ".md", ".mdx", ".markdown", ".rst", ".txt",
+        ".adoc", ".json", ".jsonc", ".yaml", ".yml", ".toml", ".ini", ".cfg", ".xml", ".html",
+        ".htm", ".css", ".csv", ".lock", ".log", ".diff", ".patch", ".sh", ".bash", ".zsh", ".ksh",
+        ".fish", ".js", ".mjs", ".cjs", ".ts", ".tsx", ".jsx", ".go", ".rs", ".java", ".kt", ".rb",
+        ".php", ".lua", ".nix", ".sql", ".svg", ".png", ".jpg", ".jpeg", ".gif", ".pdf", ".zip",
+        ".gz", ".tgz", ".tar", ".dockerignore", ".containerignore",
     }
 )
 

@@ -42,15 +42,7 @@ def read_markdown(
     shell_blocks = [b for b in md.blocks_of(blocks, md.SHELL_LANGS) if not md.looks_like_yaml(text, b)]
     yaml_blocks = md.blocks_of(blocks, md.YAML_LANGS) + [b for b in md.blocks_of(blocks, md.SHELL_LANGS) if md.looks_like_yaml(text, b)]
     for block in shell_blocks:
-        if not mentions_sglang(text[block.body.start : block.body.end]):
-            continue
-        # the block alone, at its own offset (the rest of the document is blank in the view
-        # anyway), with its last line break: a final `\` continues onto nothing, as in the document
-        end = block.body.end
-        end += 2 if text.startswith("\r\n", end) else 1 if text.startswith("\n", end) else 0
-        view = md.code_view(text, [block], shell=True, window=Span(block.body.start, end))
-        commands, _problems = lex(FlatSource(view, block.body.start))  # an example's syntax is not reported
-        launches.extend(launches_from_commands(commands, ctx))
+        launches.extend(shell_block_launches(text, block, ctx))
     for block in yaml_blocks:
         if read_yaml is None or not mentions_sglang_or_config(text[block.body.start : block.body.end]):
             continue
@@ -64,6 +56,21 @@ def read_markdown(
         got = read_dockerfile(path, md.code_view(text, [block]))
         launches.extend(_as_doc(lc) for lc in got.launches)
     return SurfaceResult(launches=tuple(launches), is_launch_file=bool(launches))
+
+
+def shell_block_launches(text: str, block: md.CodeBlock, ctx: LaunchContext, base: int = 0) -> list[LaunchCommand]:
+    """Launches of one shell block of ``text``. ``text`` is the document, or a part of it that
+    starts at offset ``base`` and holds the block and its last line break (fix vetting re-reads
+    one edited block this way, not the whole document once per fix)."""
+    if not mentions_sglang(text[block.body.start : block.body.end]):
+        return []
+    # the block alone, at its own offset (the rest of the document is blank in the view
+    # anyway), with its last line break: a final `\` continues onto nothing, as in the document
+    end = block.body.end
+    end += 2 if text.startswith("\r\n", end) else 1 if text.startswith("\n", end) else 0
+    view = md.code_view(text, [block], shell=True, window=Span(block.body.start, end))
+    commands, _problems = lex(FlatSource(view, base + block.body.start))  # an example's syntax is not reported
+    return launches_from_commands(commands, ctx)
 
 
 def mentions_sglang_or_config(block: str) -> bool:
