@@ -213,3 +213,126 @@ def test_default_location_follows_xdg(example: Path, tmp_path: Path, monkeypatch
     check(["--check", LAUNCH], example, monkeypatch, capsys, expect_hit=False)
     check(["--check", LAUNCH], example, monkeypatch, capsys, expect_hit=True)
     assert list((tmp_path / "xdg" / "kimi-lsp").rglob("*.bin"))
+
+
+# -- what the key covers: every file of the package but bytecode (the red team's c1) ---------------
+
+
+def test_the_key_covers_every_data_file_of_the_package(tmp_path: Path) -> None:
+    """A schema update that ships only ``knowledge/data/sglang-schemas.tsv`` (or any data file:
+    ``*.json.gz``, ``*.tsv``) is a new key; bytecode is not part of it."""
+    from kimi_lsp import cache
+
+    pkg = tmp_path / "pkg"
+    (pkg / "data").mkdir(parents=True)
+    (pkg / "__pycache__").mkdir()
+    for name in ("a.py", "data/s.tsv", "data/t.json.gz", "py.typed", "__pycache__/a.cpython-311.pyc"):
+        (pkg / name).write_text("x", "utf-8")
+    listed = {Path(p).relative_to(pkg).as_posix() for p, _m, _s in cache._tree_sig(str(pkg))}
+    assert listed == {"a.py", "data/s.tsv", "data/t.json.gz", "py.typed"}
+    before = cache._tree_sig(str(pkg))
+    st = (pkg / "data" / "s.tsv").stat()
+    (pkg / "data" / "s.tsv").write_text("y", "utf-8")  # the same size: the mtime tells
+    import os
+
+    os.utime(pkg / "data" / "s.tsv", ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000))
+    assert cache._tree_sig(str(pkg)) != before
+    real = Path(cache.__file__).parent
+    shipped = {p.relative_to(real).as_posix() for p in (real / "knowledge" / "data").iterdir() if p.is_file()}
+    covered = {Path(p).relative_to(real).as_posix() for p, _m, _s in cache._tree_sig(str(real))}
+    assert shipped and shipped <= covered
+
+
+# -- a cache directory someone else can write: no cache, and no write through a link (c2) --------
+
+
+def _victim(tmp_path: Path, n: int) -> Path:
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    for i in range(n):
+        (victim / f"{i:016x}.bin").write_text(f"victim file {i}", "utf-8")
+    return victim
+
+
+@pytest.mark.parametrize("how", ["writable by others", "results is a link", "cache dir is a link", "another owner"])
+def test_a_cache_directory_others_can_write_is_not_used(how: str, example: Path, tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    import os
+
+    shared = tmp_path / "shared"
+    victim = _victim(tmp_path, 30)
+    if how == "writable by others":
+        shared.mkdir()
+        shared.chmod(0o777)
+        (shared / "CACHEDIR.TAG").symlink_to(victim / "created-by-kimi-lsp")
+    elif how == "results is a link":
+        shared.mkdir(mode=0o700)
+        (shared / "results-v2").symlink_to(victim)
+    elif how == "cache dir is a link":
+        shared.symlink_to(victim)
+    else:
+        if os.geteuid() != 0:
+            pytest.skip("another owner needs root")
+        shared.mkdir(mode=0o755)
+        os.chown(shared, 1000, 1000)
+    monkeypatch.setenv("KIMI_LSP_CACHE_DIR", str(shared))
+    from kimi_lsp import cache
+
+    monkeypatch.setattr(cache, "MAX_ENTRIES", 1)
+    fresh = check(["--check", LAUNCH, "--no-cache"], example, monkeypatch, capsys, expect_hit=False)
+    for _ in range(2):  # the same answer, never a hit: nothing was kept
+        assert check(["--check", LAUNCH], example, monkeypatch, capsys, expect_hit=False) == fresh
+    assert sorted(p.name for p in victim.iterdir()) == [f"{i:016x}.bin" for i in range(30)]
+
+
+def test_cachedir_tag_is_never_written_through_a_link(example: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    mine = tmp_path / "mine"
+    mine.mkdir(mode=0o700)
+    (mine / "CACHEDIR.TAG").symlink_to(tmp_path / "elsewhere")
+    monkeypatch.setenv("KIMI_LSP_CACHE_DIR", str(mine))
+    check(["--check", LAUNCH], example, monkeypatch, capsys, expect_hit=False)
+    check(["--check", LAUNCH], example, monkeypatch, capsys, expect_hit=True)  # the cache itself works
+    assert not (tmp_path / "elsewhere").exists()
+
+
+def test_pruning_unlinks_only_this_users_entries(example: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """Past MAX_ENTRIES the oldest entries go: regular files named as entries, never a link
+    planted among them (nor what it points to), nor a file of another name."""
+    import os
+
+    from kimi_lsp import cache
+
+    victim = _victim(tmp_path, 3)
+    results = tmp_path / "kimi-cache" / f"results-v{cache.FORMAT}"
+    results.mkdir(parents=True, mode=0o700)
+    for i in range(3):
+        (results / f"{i:016x}.bin").symlink_to(victim / f"{i:016x}.bin")
+        os.utime(results / f"{i:016x}.bin", (1, 1), follow_symlinks=False)
+    (results / "notes.txt").write_text("keep", "utf-8")
+    old = results / "ffffffffffffffff.bin"
+    old.write_bytes(b"an old entry")
+    os.utime(old, (1, 1))
+    monkeypatch.setattr(cache, "MAX_ENTRIES", 1)
+    check(["--check", LAUNCH], example, monkeypatch, capsys, expect_hit=False)
+    assert not old.exists() and (results / "notes.txt").exists() and len(list(victim.iterdir())) == 3
+    assert all((results / f"{i:016x}.bin").is_symlink() for i in range(3))
+    check(["--check", LAUNCH], example, monkeypatch, capsys, expect_hit=True)
+
+
+def test_cache_files_are_0600_whatever_the_umask(example: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    import os
+    import stat
+
+    old = os.umask(0)
+    try:
+        check(["--check", LAUNCH], example, monkeypatch, capsys, expect_hit=False)
+    finally:
+        os.umask(old)
+    cache_dir = tmp_path / "kimi-cache"
+    made = [cache_dir / "CACHEDIR.TAG", *entries(example)]
+    assert len(made) == 2 and all(stat.S_IMODE(p.stat().st_mode) == 0o600 for p in made)
+    assert all(stat.S_IMODE(d.stat().st_mode) == 0o700 for d in (cache_dir, cache_dir / "results-v2"))

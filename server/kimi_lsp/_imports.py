@@ -3,18 +3,25 @@
 A one-file ``kimi-lsp --check`` imports ~100 of the package's modules. Through importlib each one
 costs about ten system calls (the directory, the source, then open, fstat, ioctl, seek, two reads
 and a close of the ``.pyc``) and its finders' Python code: ~4 ms of a 45 ms run on this machine.
-So the bytecode CPython writes for them is also kept in one file, ``__pycache__/imports.<cache
-tag>.marshal``, read once at start-up; a module found there costs one ``stat`` of its source.
+So the bytecode CPython writes for them is also kept in one file, ``imports.marshal`` in the
+user's cache directory (``_kept``: per interpreter, install and ``-O`` level, written 0600, only
+read when this user's own), read once at start-up; a module found there costs one ``stat`` of its
+source.
 
 An entry is what the module's ``.pyc`` held, and it is used under the rule the ``.pyc`` is used
 under: only while the source has the size and modification time it was compiled from (timestamp
 ``.pyc`` files; hash-based ones are left to importlib), and only where importlib would look for
 the module (its parent package's ``__path__``). Anything else (no entry, a stale entry, another
-interpreter's file, a damaged file) means the usual import, which reads or writes the ``.pyc``.
-The file is rewritten at exit when the run imported one of the package's modules the usual way
-(the first run after an install, an upgrade or an edit), never when bytecode is not written
-(``-B``, ``PYTHONDONTWRITEBYTECODE``) and never where the package is not writable (the write is
-``_kept``'s atomic one).
+interpreter's file, a damaged entry: each carries a CRC-32 checked before its bytes are decoded)
+means the usual import, which reads or writes the ``.pyc``. The file is rewritten at exit when the
+run imported one of the package's modules the usual way (the first run after an install, an
+upgrade or an edit), never when bytecode is not written (``-B``, ``PYTHONDONTWRITEBYTECODE``);
+nothing is ever written into the package.
+
+All of this leans on importlib's internals (``_frozen_importlib_external``, ``_imp``), so it runs
+only where ``_kept.FAST`` says so: the CPython versions it was tested on, without
+``KIMI_LSP_PLAIN_STARTUP=1``. Elsewhere ``install`` and ``use_direct_imports`` do nothing and every
+import is the interpreter's own.
 
 The short commands (``--check``, ``rules``, ``explain``, ``export``: ``cli.main.entry``) go one
 step further: ``use_direct_imports`` puts ``_import`` in ``builtins.__import__``, which makes a
@@ -30,6 +37,8 @@ import marshal
 import os
 import sys
 
+from kimi_lsp import _kept
+
 TYPE_CHECKING = False  # typing is not imported at run time (start-up: see _record.py)
 if TYPE_CHECKING:
     from types import ModuleType
@@ -38,9 +47,9 @@ if TYPE_CHECKING:
 _PACKAGE = __name__.rpartition(".")[0]
 _PREFIX = _PACKAGE + "."
 _ROOT = os.path.dirname(os.path.abspath(__file__))  # the package directory
-_EXT = sys.modules["_frozen_importlib_external"]
+_EXT: Any = sys.modules.get("_frozen_importlib_external") if _kept.FAST else None
 _MAGIC: bytes | None = getattr(_EXT, "MAGIC_NUMBER", None)
-_PATH = os.path.join(_ROOT, "__pycache__", f"imports.{sys.implementation.cache_tag}.marshal")
+_IDENT = (_kept.FORMAT, "imports", sys.version, _MAGIC)  # what a kept file must say made it
 _TAG = sys.implementation.cache_tag
 # Paths with ``/`` their only separator (not Windows, whose paths may also use a backslash): the
 # finder splits them itself. Where, moreover, importlib's cache_from_source is plain
@@ -49,29 +58,33 @@ _TAG = sys.implementation.cache_tag
 _PLAIN_PATHS = os.sep == "/" and not os.altsep
 _PLAIN_CACHE = _PLAIN_PATHS and sys.pycache_prefix is None and not sys.flags.optimize and _TAG is not None
 
-# name -> (path relative to the package directory, source mtime, source size, start, end, is package)
-_index: dict[str, tuple[str, int, int, int, int, bool]] = {}
+# name -> (path relative to the package directory, source mtime, source size, start, end, is package, CRC)
+_index: dict[str, tuple[str, int, int, int, int, bool, int]] = {}
 _blob: Any = b""  # the file's bytes (an mmap)
 _ModuleType = type(sys)
 _builtin_import = __import__
 _get_ident = sys.modules["_thread"].get_ident  # built in (threading is not imported)
-_fix_co_filename = sys.modules["_imp"]._fix_co_filename  # built in, as importlib's own
+_fix_co_filename = getattr(sys.modules.get("_imp"), "_fix_co_filename", None)  # built in, as importlib's own
 _main_thread = -1  # the thread ``use_direct_imports`` was called in
+_before: set[str] = set()  # the package's modules imported before ``install`` (this one, _kept)
+if _fix_co_filename is None:  # pragma: no cover - an importlib without it: the plain path
+    _EXT = _MAGIC = None
 
 
-class _Loader(_EXT.SourceFileLoader):  # type: ignore[misc,name-defined]
+class _Loader(_EXT.SourceFileLoader if _EXT is not None else object):  # type: ignore[misc]
     """importlib's own loader for the module's source file, handed the kept bytecode."""
 
-    def __init__(self, fullname: str, path: str, span: tuple[int, int]) -> None:
+    def __init__(self, fullname: str, path: str, span: tuple[int, int, int]) -> None:
         super().__init__(fullname, path)
         self._span = span
 
     def get_code(self, fullname: str) -> Any:
-        if fullname != self.name:
+        start, end, crc = self._span
+        raw = memoryview(_blob)[start:end]
+        if fullname != self.name or not _kept.sound(raw, crc):  # damaged: the .pyc or the source
             return super().get_code(fullname)
-        start, end = self._span
-        code = marshal.loads(memoryview(_blob)[start:end])
-        _fix_co_filename(code, self.path)  # as SourceLoader.get_code does
+        code = marshal.loads(raw)
+        _fix_co_filename(code, self.path)  # type: ignore[misc]  # as SourceLoader.get_code does
         return code
 
 
@@ -84,7 +97,7 @@ class _Finder:
         entry = _index.get(fullname)
         if entry is None or path is None:
             return None
-        rel, mtime, size, start, end, is_package = entry
+        rel, mtime, size, start, end, is_package, crc = entry
         if _PLAIN_PATHS:  # os.path.join's and dirname's answers, without their calls
             origin = f"{_ROOT}/{rel}"
             directory, _, file_name = origin.rpartition("/")
@@ -101,7 +114,7 @@ class _Finder:
         except OSError:
             return None
         spec = sys.modules["_frozen_importlib"].ModuleSpec(
-            fullname, _Loader(fullname, origin, (start, end)), origin=origin, is_package=is_package)
+            fullname, _Loader(fullname, origin, (start, end, crc)), origin=origin, is_package=is_package)
         if is_package:
             spec.submodule_search_locations = [directory]
         if _PLAIN_CACHE and file_name.endswith(".py"):  # cache_from_source's answer, without its ~2 us
@@ -201,43 +214,34 @@ def _stamp(st: os.stat_result) -> tuple[int, int]:
     return int(st.st_mtime) & 0xFFFFFFFF, st.st_size & 0xFFFFFFFF
 
 
-def _read(path: str) -> tuple[dict[str, tuple[str, int, int, int, int, bool]], Any]:
-    """The index and the bytes its spans point into; empty for a missing, foreign or damaged file."""
-    try:
-        with open(path, "rb") as fh:
-            # Mapped, not read: a run touches only the pages of the modules it imports, and
-            # reading the whole ~1 MB into memory costs ~1 ms. The file is only ever replaced
-            # (``_kept.write_bytes``), never rewritten in place, so the mapping stays valid.
-            import mmap
-
-            data = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
-        if _MAGIC is None or data[:4] != _MAGIC:
-            return {}, b""
-        size = int.from_bytes(data[4:8], "little")
-        index = marshal.loads(memoryview(data)[8:8 + size])
-    except (OSError, ValueError, EOFError, TypeError):
+def _read() -> tuple[dict[str, tuple[str, int, int, int, int, bool, int]], Any]:
+    """The index and the bytes its spans point into; empty for a missing, foreign, damaged or
+    untrusted file (``_kept.read``). Mapped, not read: a run touches only the pages of the modules
+    it imports, and reading the whole ~2 MB into memory costs ~1 ms."""
+    found = _kept.read(_kept.path_of("imports"), _IDENT)
+    if found is None or type(found[0]) is not dict:
         return {}, b""
-    if type(index) is not dict:
-        return {}, b""
-    base = 8 + size
+    index, blob = found
     out = {}
     for name, entry in index.items():
         try:
-            rel, mtime, src_size, start, end, is_package = entry
+            rel, mtime, src_size, start, end, is_package, crc = entry
         except (TypeError, ValueError):
             return {}, b""
-        if not (type(rel) is str and 0 <= start <= end <= len(data) - base):
+        if not (type(name) is str and type(rel) is str and 0 <= start <= end <= len(blob)):
             return {}, b""
-        out[name] = (rel, mtime, src_size, base + start, base + end, bool(is_package))
-    return out, data
+        out[name] = (rel, mtime, src_size, start, end, bool(is_package), crc)
+    return out, blob
 
 
 def install() -> None:
-    """Read the kept file and put the finder first on ``sys.meta_path`` (once)."""
+    """Read the kept file and put the finder first on ``sys.meta_path`` (once; only where
+    ``_kept.FAST``)."""
     global _index, _blob
     if _MAGIC is None or any(f is _Finder for f in sys.meta_path):
         return
-    _index, _blob = _read(_PATH)
+    _index, _blob = _read()
+    _before.update(name for name in sys.modules if name.startswith(_PREFIX))
     sys.meta_path.insert(0, _Finder)
     import atexit
 
@@ -267,13 +271,14 @@ def _pyc_entry(mod: ModuleType) -> tuple[str, int, int, bytes, bool] | None:
 
 def _save() -> None:
     """Rewrite the kept file when this run imported a module of the package the usual way:
-    its entries, plus the previous file's entries whose sources are unchanged."""
-    if sys.dont_write_bytecode or _MAGIC is None:
+    its entries, plus the previous file's sound entries whose sources are unchanged."""
+    crc32 = _kept.crc32
+    if sys.dont_write_bytecode or _MAGIC is None or crc32 is None:
         return
     fresh = {}
     for name, mod in list(sys.modules.items()):
-        if not name.startswith(_PACKAGE + ".") or name == __name__:
-            continue
+        if not name.startswith(_PACKAGE + ".") or name in _before:
+            continue  # (imported before the finder could serve them: the usual way, every run)
         if isinstance(getattr(getattr(mod, "__spec__", None), "loader", None), _Loader):
             continue  # served from the file: its entry is kept below
         entry = _pyc_entry(mod)  # new, or its entry was stale: imported the usual way
@@ -282,25 +287,22 @@ def _save() -> None:
     if not fresh:
         return
     kept: dict[str, tuple[str, int, int, bytes, bool]] = {}
-    for name, (rel, mtime, size, start, end, is_package) in _index.items():
+    for name, (rel, mtime, size, start, end, is_package, crc) in _index.items():
         if name in fresh:
             continue
         try:
-            if _stamp(os.stat(os.path.join(_ROOT, rel))) == (mtime, size):
-                kept[name] = (rel, mtime, size, _blob[start:end], is_package)
+            code = _blob[start:end]
+            if _stamp(os.stat(os.path.join(_ROOT, rel))) == (mtime, size) and _kept.sound(code, crc):
+                kept[name] = (rel, mtime, size, bytes(code), is_package)
         except OSError:
             continue
     kept.update(fresh)
     index, parts, offset = {}, [], 0
     for name, (rel, mtime, size, code, is_package) in sorted(kept.items()):
-        index[name] = (rel, mtime, size, offset, offset + len(code), is_package)
+        index[name] = (rel, mtime, size, offset, offset + len(code), is_package, crc32(code))
         parts.append(code)
         offset += len(code)
-    head = marshal.dumps(index)
-    assert _MAGIC is not None
-    from kimi_lsp import _kept
-
-    _kept.write_bytes(_PATH, b"".join([_MAGIC, len(head).to_bytes(4, "little"), head, *parts]))
+    _kept.write(_kept.path_of("imports"), _IDENT, index, parts)
 
 
 def pathlib_without_urllib() -> None:

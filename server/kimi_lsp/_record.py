@@ -16,16 +16,15 @@ Not supported (and not used): ``kw_only``, ``InitVar``, ``match_args``, ``unsafe
 Type checkers see :func:`dataclasses.dataclass` itself (``TYPE_CHECKING`` below), so annotations
 and generated signatures are checked exactly as before.
 
-Two more start-up helpers of the same kind live here: ``MadeOnRead``, a mapping whose values are
-made as they are read, and ``str_enum``, which makes a ``(str, Enum)`` class at half the cost of
-the class statement.
+Two more helpers live here: ``MadeOnRead``, a mapping whose values are made as they are read,
+and ``str_enum``, which makes a ``(str, Enum)`` class from a body mypy reads as one.
 """
 from __future__ import annotations
 
 import enum
+import os
 from collections.abc import Iterator, Mapping
 from operator import attrgetter
-from types import DynamicClassAttribute
 
 from kimi_lsp._kept import Kept
 
@@ -101,11 +100,24 @@ def _collect(cls: type) -> list[Field]:
 # Only ``__init__`` is generated per class (its signature and its speed matter: records are made
 # by the million in a large run). Compiling it is most of what a record costs at start-up, so its
 # code object is kept across runs (_kept.py), keyed by the class's shape: everything the source is
-# made from (each field's name and options, the decorator's flags). The same shape is the same
-# source, so a stale entry is impossible. The other methods are shared functions that read the
+# made from (each field's name and options, the decorator's flags), in a file that says which
+# generator made it (this module's size and mtime: ``_source`` lives here) and which interpreter
+# (``_kept``: its version and magic number), so an entry is never another generator's or another
+# bytecode's. The other methods are shared functions that read the
 # class's own field getters (``operator.attrgetter``, C code): decoding and binding a dozen
 # generated methods per class was ~40 us of each record's ~50 us at start-up.
-_codes = Kept("_record_init")
+def _generator() -> object:
+    """What made the kept code objects: this module as it is on disk (None under a zipapp: the
+    module is no file, its code objects are made each run)."""
+    try:
+        st = os.stat(__file__)
+    except (OSError, TypeError, ValueError):
+        return None
+    return ("_record", st.st_size, st.st_mtime_ns)
+
+
+_GENERATOR = _generator()
+_codes = Kept("_record_init", _GENERATOR, bytecode=True)
 
 _OWN_METHODS = ("__repr__", "__eq__", "__lt__", "__le__", "__gt__", "__ge__")
 
@@ -383,9 +395,6 @@ class KeptOnRead(MadeOnRead[_K, _V]):
 
 # -- (str, Enum) classes -------------------------------------------------------------------
 #
-# ``class Severity(str, enum.Enum)`` runs EnumType.__new__, Python code that costs ~0.1 ms a class
-# (nine of them on the --check path: ~1 ms of a cold run). The same class made by CPython's own
-# ``enum._simple_enum`` (how the standard library makes its enums, 3.11 and later) costs half.
 # Written as
 #
 #     @str_enum
@@ -394,9 +403,10 @@ class KeptOnRead(MadeOnRead[_K, _V]):
 #
 # (``StrEnum`` here is ``(str, Enum)``, not 3.11's ``enum.StrEnum``, whose ``str()`` is the value)
 # it is for mypy a ``(str, Enum)`` class (``StrEnum`` is one under TYPE_CHECKING) and at run time
-# a real ``(str, enum.Enum)`` enum whose members, values, lookups, repr, str, format, pickling and
-# methods are those of the class statement (tests/unit/test_record.py holds them to it). Where
-# ``_simple_enum`` is missing or refuses the class, the enum is made the usual way.
+# the ``(str, enum.Enum)`` class the class statement makes (EnumMeta itself: members, values,
+# lookups, repr, str, format, pickling and methods are the class statement's; tests/unit/
+# test_record.py holds them to it). It was made by CPython's private ``enum._simple_enum`` once:
+# that bought ~0.7 ms a run (3.3 M instructions) and leaned on an interpreter internal, so it went.
 
 if TYPE_CHECKING:
 
@@ -411,46 +421,16 @@ else:
 
         __slots__ = ()
 
-    class _StrEnumBase(str, enum.Enum):  # what the members are made of: (str, Enum)
-        pass
-
-    def _usual_str_enum(holder: type) -> type:
+    def str_enum(holder: type) -> type:
+        """The ``(str, enum.Enum)`` class ``holder``'s body describes, made by EnumMeta."""
+        if not issubclass(holder, StrEnum):
+            raise TypeError(f"@str_enum class {holder.__name__} must derive from StrEnum")
         body = enum.EnumMeta.__prepare__(holder.__name__, (str, enum.Enum))
         for name, value in holder.__dict__.items():
             if name not in ("__dict__", "__weakref__"):
                 body[name] = value
         body["__qualname__"] = holder.__qualname__
         return enum.EnumMeta(holder.__name__, (str, enum.Enum), body)
-
-    def str_enum(holder: type) -> type:
-        """The ``(str, enum.Enum)`` class ``holder``'s body describes."""
-        if not issubclass(holder, StrEnum):
-            raise TypeError(f"@str_enum class {holder.__name__} must derive from StrEnum")
-        simple = getattr(enum, "_simple_enum", None)
-        if simple is not None:
-            try:
-                made: Any = simple(_StrEnumBase)(holder)
-                made.__qualname__ = holder.__qualname__
-                if _members_in_class_dict(made):
-                    return made  # type: ignore[no-any-return]
-            except Exception:  # noqa: BLE001 - a Python whose private helper differs: the usual way
-                pass
-        return _usual_str_enum(holder)
-
-    def _members_in_class_dict(made: Any) -> bool:
-        """Put each member (aliases too) in the class's own dict, where the class statement puts
-        it. ``_simple_enum`` leaves an ``enum.property`` there instead, whose ``__get__`` is Python
-        code: ``Severity.ERROR`` then cost ~3x a dict entry, read ~1.4 million times on the
-        5,000-file benchmark. False (make it the usual way) where the class statement would keep a
-        descriptor too: a member named like a property of a base."""
-        for name, member in made._member_map_.items():
-            for base in made.__mro__[1:]:
-                found = base.__dict__.get(name)
-                if found is not None and (isinstance(found, (property, DynamicClassAttribute))
-                                          or all(hasattr(found, a) for a in ("fget", "fset", "fdel"))):
-                    return False
-            type.__setattr__(made, name, member)  # (EnumType.__setattr__ refuses a member's name)
-        return True
 
 
 if TYPE_CHECKING:

@@ -7,28 +7,32 @@ the interpreter (version and ``_sre.MAGIC``), and handed straight to ``_sre.comp
 start, which validates it.
 
 A program is kept only after the pattern it builds compares equal to ``re.compile``'s own (Pattern
-equality covers the flags, the pattern and the whole program). On any other interpreter, or
-should anything here fail, ``compile`` is ``re.compile``.
+equality covers the flags, the pattern and the whole program). The program comes from ``re``'s
+private compiler, so this runs only where ``_kept.FAST`` says so (the CPython versions it was
+tested on, without ``KIMI_LSP_PLAIN_STARTUP=1``); elsewhere, or should anything here fail,
+``compile`` is ``re.compile``.
 """
 from __future__ import annotations
 
 import re
 import sys
 
-from kimi_lsp._kept import Kept
+from kimi_lsp import _kept
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up: see _record.py)
 if TYPE_CHECKING:
     from typing import Any, AnyStr
 
-try:
-    import _sre  # type: ignore[import-not-found]  # CPython's regex engine (no stub)
+_TAG: Any = None
+if _kept.FAST:
+    try:
+        import _sre  # type: ignore[import-not-found]  # CPython's regex engine (no stub)
 
-    _TAG: Any = (sys.version, _sre.MAGIC, _sre.CODESIZE)
-except (ImportError, AttributeError):  # pragma: no cover - not CPython
-    _TAG = None
+        _TAG = (sys.version, _sre.MAGIC, _sre.CODESIZE)
+    except (ImportError, AttributeError):  # pragma: no cover - not CPython
+        pass
 
-_programs = Kept("regex_programs")
+_programs = _kept.Kept("regex_programs", _TAG)
 
 
 def compile(pattern: AnyStr, flags: int = 0) -> re.Pattern[AnyStr]:  # noqa: A001 - re.compile's stand-in

@@ -9,7 +9,8 @@ the linted repository, and an entry is keyed by everything its result depends on
   cached, because a new file anywhere in the tree would change it), the working directory, the
   command-line settings, the environment variables lint reads (``HOME``, ``HF_*``,
   ``XDG_CACHE_HOME``, ``KIMI_LSP_*``), the Python version and the installed kimi-lsp, PyYAML and
-  packaging files (size and mtime of every module and data file);
+  packaging files (size and mtime of every file of theirs but bytecode: the modules and every
+  data file, ``knowledge/data/*.tsv`` as much as ``*.json``);
 - the files: every path the run read, probed or listed (the launch files, pin files, ``--config``
   files, settings, model ``config.json``s) is recorded while it lints (``workspace.touched``) with
   its ``stat``; a path that was missing records its nearest existing directory, whose mtime
@@ -22,6 +23,14 @@ of the recorded paths changed in the two seconds before the run began, so that a
 lint (or a filesystem with coarse timestamps) cannot pin a stale answer (git's "racy clean"
 problem). Any doubt is a miss: an unreadable, corrupt or foreign entry is ignored and replaced.
 
+The directory may be shared or planted (a ``KIMI_LSP_CACHE_DIR`` on a shared runner, in /tmp):
+the cache is used only when the directory and its ``results-v<N>`` are real directories (no
+links) of this (effective) user that nobody else can write, else the run goes uncached, without
+an error. Every file is created with ``O_EXCL|O_NOFOLLOW`` (``CACHEDIR.TAG`` too), mode 0600
+whatever the umask; entries are read with ``O_NOFOLLOW`` and only when this user's own; pruning
+unlinks only this user's regular ``<hex>.bin`` files, through a descriptor of the directory it
+checked, never through a link.
+
 ``--no-cache`` or ``KIMI_LSP_NO_CACHE=1`` turn it off. This module imports only the standard
 library's cheapest parts: a hit loads no engine, rules, schema, YAML or pin readers.
 """
@@ -30,6 +39,9 @@ from __future__ import annotations
 import marshal
 import os
 import sys
+
+from kimi_lsp import _kept
+
 TYPE_CHECKING = False  # typing itself is not imported: see _record.py
 if TYPE_CHECKING:
     from typing import Any
@@ -83,13 +95,16 @@ def _link_components(path: str, checked: set[str]) -> list[str]:
     return out
 
 
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+
+
 def _trusted(st: os.stat_result) -> bool:
     """An entry this user wrote, that nobody else can have rewritten."""
     import stat as _stat
 
     if not _stat.S_ISREG(st.st_mode):
         return False
-    if hasattr(os, "getuid") and st.st_uid != os.getuid():
+    if hasattr(os, "geteuid") and st.st_uid != os.geteuid():
         return False
     return not st.st_mode & (_stat.S_IWGRP | _stat.S_IWOTH)
 
@@ -109,11 +124,23 @@ def signature(path: str) -> Sig:
 
 
 def _tree_sig(top: str) -> list[tuple[str, int, int]]:
+    """Every file under ``top`` but bytecode (the modules and every data file: a schema update
+    that ships only ``knowledge/data/sglang-schemas.tsv`` is a new key), with its stat. A
+    package that is no directory (a zipapp) is the archive's own stat."""
     out: list[tuple[str, int, int]] = []
+    if not os.path.isdir(top):
+        archive = top
+        while archive and not os.path.isfile(archive) and os.path.dirname(archive) != archive:
+            archive = os.path.dirname(archive)
+        try:
+            st = os.stat(archive)
+            return [(archive, st.st_mtime_ns, st.st_size)]
+        except (OSError, ValueError):
+            return out
     for dirpath, dirnames, filenames in os.walk(top):
         dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
         for name in sorted(filenames):
-            if name.endswith((".py", ".json", ".typed")):
+            if not name.endswith((".pyc", ".pyo")):
                 p = os.path.join(dirpath, name)
                 try:
                     st = os.stat(p)
@@ -150,15 +177,9 @@ def _find_spec(name: str) -> Any:
 
 
 def directory() -> str | None:
-    """Where entries live; None when there is no home to put them in."""
-    where = os.environ.get("KIMI_LSP_CACHE_DIR")
-    if where:
-        return os.path.abspath(where)
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    if xdg and os.path.isabs(xdg):
-        return os.path.join(xdg, "kimi-lsp")
-    home = os.path.expanduser("~")
-    return os.path.join(home, ".cache", "kimi-lsp") if os.path.isabs(home) else None
+    """Where entries live; None when there is no home to put them in (the directory the kept
+    start-up files live under too: ``_kept.cache_root``)."""
+    return _kept.cache_root()
 
 
 class Cache:
@@ -171,6 +192,15 @@ class Cache:
         import zlib  # here: a shared library to load, which a --no-cache run never needs
 
         self.entry_path = os.path.join(directory, f"results-v{FORMAT}", f"{zlib.crc32(key):08x}{zlib.adler32(key):08x}.bin")
+        self._safe: bool | None = None  # whether the directories are this user's alone (_usable)
+
+    def _usable(self, create: bool) -> bool:
+        """The cache directory and its ``results-v<N>`` are real directories (no links) of this
+        user that nobody else can write (made 0700 when ``create``); else no cache at all."""
+        if not self._safe:
+            self._safe = _kept.secure_dir(self.directory, create) and _kept.secure_dir(
+                os.path.dirname(self.entry_path), create)
+        return self._safe
 
     @classmethod
     def for_run(cls, files: list[str], cwd: str, settings: dict[str, Any]) -> Cache | None:
@@ -188,8 +218,10 @@ class Cache:
         miss: an entry not owned by this user or writable by others (a shared cache directory
         must not be able to force a result), one whose dependency list is empty or lacks a file
         the run names, or one of an unexpected shape."""
+        if not self._usable(False):
+            return None
         try:
-            fd = os.open(self.entry_path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+            fd = os.open(self.entry_path, os.O_RDONLY | _NOFOLLOW | getattr(os, "O_NONBLOCK", 0))
         except (OSError, ValueError):
             return None
         try:
@@ -221,14 +253,11 @@ class Cache:
     def prepare(self) -> None:
         """Create the cache directory before the run, so that its creation (which changes its
         parent's mtime, e.g. ~/.cache's) cannot look like a change to what the run read."""
-        try:
-            os.makedirs(os.path.join(self.directory, f"results-v{FORMAT}"), exist_ok=True)
-            tag = os.path.join(self.directory, "CACHEDIR.TAG")  # backup tools skip the directory
-            if not os.path.exists(tag):
-                with open(tag, "w", encoding="utf-8") as fh:
-                    fh.write(_TAG)
-        except OSError:
-            pass  # no writable cache directory: same answers, nothing kept (store then fails)
+        if not self._usable(True):
+            return  # no cache directory of this user's own: same answers, nothing kept (store then fails)
+        tag = os.path.join(self.directory, "CACHEDIR.TAG")  # backup tools skip the directory
+        if not os.path.lexists(tag):
+            _create(tag, _TAG.encode())
 
     def store(self, touched: tuple[set[str], set[str]], result: Any, started: float) -> bool:
         """Write the entry; False when it is not safe or not possible to.
@@ -266,12 +295,13 @@ class Cache:
             data = marshal.dumps((self.key, deps, result))
         except ValueError:
             return False  # a diagnostic carried data marshal cannot hold
+        if not self._usable(True):
+            return False
         target = self.entry_path
         tmp = f"{target}.{os.getpid()}.tmp"
+        if not _create(tmp, data):
+            return False
         try:
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(data)
             os.replace(tmp, target)
         except OSError:
             try:
@@ -283,17 +313,72 @@ class Cache:
         return True
 
     def _prune(self) -> None:
+        """Past MAX_ENTRIES, unlink the oldest entries: only this user's regular files named as
+        entries are named, found and unlinked through a descriptor of the checked directory (a
+        link put in its place is never followed)."""
         folder = os.path.dirname(self.entry_path)
+        if not (self._usable(False) and os.scandir in os.supports_fd and os.unlink in os.supports_dir_fd):
+            return  # (no descriptor-relative calls here: entries are never pruned)
         try:
-            with os.scandir(folder) as it:
-                entries = [e for e in it if e.name.endswith(".bin")]
+            dfd = os.open(folder, os.O_RDONLY | _NOFOLLOW | getattr(os, "O_DIRECTORY", 0))
+        except OSError:
+            return
+        try:
+            import stat as _stat
+
+            if not (_stat.S_ISDIR(os.fstat(dfd).st_mode) and _trusted_dir_stat(os.fstat(dfd))):
+                return
+            entries = []
+            with os.scandir(dfd) as it:
+                for e in it:
+                    if _is_entry_name(e.name):
+                        st = e.stat(follow_symlinks=False)
+                        if _trusted(st):
+                            entries.append((st.st_mtime_ns, e.name))
             if len(entries) <= MAX_ENTRIES:
                 return
-            entries.sort(key=lambda e: e.stat().st_mtime_ns)
-            for e in entries[: len(entries) - MAX_ENTRIES]:
-                os.unlink(e.path)
+            entries.sort()
+            for _mtime, name in entries[: len(entries) - MAX_ENTRIES]:
+                os.unlink(name, dir_fd=dfd)
         except OSError:
             pass
+        finally:
+            os.close(dfd)
+
+
+def _is_entry_name(name: str) -> bool:
+    """``<16 hex digits>.bin``: the only names ``store`` gives entries."""
+    head, dot, ext = name.partition(".")
+    return dot == "." and ext == "bin" and len(head) == 16 and all(c in "0123456789abcdef" for c in head)
+
+
+def _trusted_dir_stat(st: os.stat_result) -> bool:
+    return (not hasattr(os, "geteuid") or st.st_uid == os.geteuid()) and not st.st_mode & 0o022
+
+
+def _create(path: str, data: bytes) -> bool:
+    """Create ``path`` (never an existing file, never through a link) holding ``data``, mode 0600
+    whatever the umask; False when it cannot be."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | getattr(os, "O_CLOEXEC", 0), 0o600)
+    except (OSError, ValueError):
+        return False
+    try:
+        try:
+            if hasattr(os, "fchmod"):
+                os.fchmod(fd, 0o600)
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+        finally:
+            os.close(fd)
+        return True
+    except OSError:
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
+        return False
 
 
 def _racy_seconds() -> float:

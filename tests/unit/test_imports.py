@@ -59,16 +59,25 @@ def server(tmp_path: Path) -> Path:
     return tmp_path / "server"
 
 
+def _env(server: Path, **env: str) -> dict[str, str]:
+    """A child's environment: the copy's package, its own cache directory (where the kept files
+    live), no PYTHONDONTWRITEBYTECODE unless asked."""
+    return {"PYTHONPATH": str(server), "PATH": "", "KIMI_LSP_CACHE_DIR": str(server.parent / "cache"), **env}
+
+
 def _probe(server: Path, **env: str) -> dict[str, Any]:
-    e = {"PYTHONPATH": str(server), "PATH": "", **env}  # no PYTHONDONTWRITEBYTECODE unless asked
+    e = _env(server, **env)
     r = subprocess.run([sys.executable, "-c", _PROBE, "deploy/k3-dcp.yaml"], capture_output=True, text=True, env=e,
                        cwd=server.parent / "project")
     assert r.returncode == 0, r.stderr
     return json.loads(r.stdout)  # type: ignore[no-any-return]
 
 
-def _kept(server: Path) -> Path:
-    return server / "kimi_lsp" / "__pycache__" / f"imports.{sys.implementation.cache_tag}.marshal"
+def _kept(server: Path, level: int = 0) -> Path:
+    """The kept bytecode file of the copy's normal (``-O`` ``level``) runs, in its cache directory."""
+    found = sorted((server.parent / "cache" / "kept").glob(f"*-{sys.implementation.cache_tag}-O{level}-*"))
+    assert len(found) <= 1, found
+    return (found[0] if found else server.parent / "cache" / "kept" / "none") / "imports.marshal"
 
 
 def _loaders(probe: dict[str, object]) -> dict[str, str]:
@@ -92,8 +101,8 @@ def test_a_second_run_reads_every_module_from_the_kept_file_set_up_as_import_set
     assert set(_loaders(first).values()) == {"SourceFileLoader"}
     second = _probe(server)
     served = {n for n, loader in _loaders(second).items() if loader == "_Loader"}
-    # all but the two modules imported before the finder is installed
-    assert set(_loaders(second)) - served == {"kimi_lsp._imports"}
+    # all but the two modules imported before the finder is installed (_imports and the _kept it reads with)
+    assert set(_loaders(second)) - served == {"kimi_lsp._imports", "kimi_lsp._kept"}
     assert len(served) > 80 and {"kimi_lsp.engine", "kimi_lsp.rules", "kimi_lsp.rules.kl101_flashinfer_lacks_enable_dcp"} <= served
     assert set(first["modules"]) - set(second["modules"]) == _MADE_ONCE  # type: ignore[call-overload]
     assert _without_loader(second) == _without_loader(first)  # file, spec, cached, package, __path__, code
@@ -125,17 +134,32 @@ def test_a_deleted_module_is_not_served_from_the_kept_file(server: Path) -> None
     _probe(server)
     (server / "kimi_lsp" / "rules" / "kl330_invalid_log_level.py").unlink()
     code = "import kimi_lsp.rules.kl330_invalid_log_level"
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env={"PYTHONPATH": str(server), "PATH": ""})
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=_env(server))
     assert r.returncode == 1 and "ModuleNotFoundError" in r.stderr  # (its .pyc alone is not imported either)
 
 
-@pytest.mark.parametrize("damage", ["garbage", "truncated", "empty", "another interpreter"])
+def _rot(data: bytes, seed: int) -> bytes:
+    """``data`` with 1-4 bytes of its second half (the modules' bytecode) changed, as bit rot or a
+    torn write would (the red team's k5)."""
+    import random
+
+    rnd, out = random.Random(seed), bytearray(data)
+    for _ in range(rnd.randint(1, 4)):
+        at = rnd.randrange(len(out) // 2, len(out))
+        out[at] ^= rnd.randrange(1, 256)
+    return bytes(out)
+
+
+@pytest.mark.parametrize("damage", ["garbage", "truncated", "empty", "another format", "rot 1", "rot 2", "rot 3"])
 def test_a_damaged_or_foreign_kept_file_means_the_usual_import(server: Path, damage: str) -> None:
+    """Each module's bytes carry a CRC checked before they are decoded: a damaged entry is the
+    usual import, never a traceback, a crash or another module."""
     first = _probe(server)
     kept = _kept(server)
     data = kept.read_bytes()
     kept.write_bytes({"garbage": os.urandom(4096), "truncated": data[:len(data) // 3], "empty": b"",
-                      "another interpreter": b"\0\0\r\n" + data[4:]}[damage])
+                      "another format": b"\0\0\r\n" + data[4:], "rot 1": _rot(data, 1), "rot 2": _rot(data, 2),
+                      "rot 3": _rot(data, 3)}[damage])
     second = _probe(server)
     assert second["rules"] == first["rules"] and _without_loader(second) == _without_loader(first)
     assert _probe(server)["rules"] == first["rules"]
@@ -143,7 +167,46 @@ def test_a_damaged_or_foreign_kept_file_means_the_usual_import(server: Path, dam
 
 def test_no_kept_file_is_written_where_bytecode_is_not(server: Path) -> None:
     _probe(server, PYTHONDONTWRITEBYTECODE="1")
-    assert not _kept(server).exists()
+    assert not _kept(server).exists() and not (_kept(server).parent / "_record_init.marshal").exists()
+
+
+def _package_files(server: Path) -> set[str]:
+    return {str(p.relative_to(server)) for p in server.rglob("*")}
+
+
+@pytest.mark.parametrize("env", [{}, {"PYTHONDONTWRITEBYTECODE": "1"}, {"PYTHONPYCACHEPREFIX": "pycache"},
+                                 {"PYTHONOPTIMIZE": "2"}])
+def test_nothing_kept_is_written_into_the_package(server: Path, env: dict[str, str]) -> None:
+    """What is kept between runs lives in the user's cache directory: a run adds nothing to the
+    installed package but the ``.pyc`` files CPython itself writes (none under -B or with a
+    PYTHONPYCACHEPREFIX), so ``pip uninstall`` leaves nothing behind (the red team's k4)."""
+    before = _package_files(server)
+    env = {k: str(server.parent / v) if k == "PYTHONPYCACHEPREFIX" else v for k, v in env.items()}
+    for _ in range(2):
+        _probe(server, **env)
+    added = _package_files(server) - before
+    if env and "PYTHONOPTIMIZE" not in env:
+        assert added == set()
+    else:
+        assert added and all((p.endswith(".pyc") and "/__pycache__/" in f"/{p}") or p.endswith("/__pycache__")
+                             for p in added), added
+    assert not [p for p in added if p.endswith(".marshal")]
+
+
+def test_an_optimised_run_keeps_its_bytecode_apart(server: Path) -> None:
+    """A -OO run (no docstrings, no asserts) keeps its bytecode in a file of its own level: a
+    normal run after it still gets the modules' docstrings (the red team's k1)."""
+    doc = ("import kimi_lsp.engine as e, kimi_lsp.cli.main as r; "
+           "print(type(e.__loader__).__name__, e.__doc__ is not None, r.__doc__ is not None)")
+    _probe(server, PYTHONOPTIMIZE="2")
+    _probe(server, PYTHONOPTIMIZE="2")
+    assert _kept(server, 2).is_file() and not _kept(server).exists()
+    for _ in range(2):
+        _probe(server)
+    r = subprocess.run([sys.executable, "-c", doc], capture_output=True, text=True, env=_env(server))
+    assert r.stdout.split() == ["_Loader", "True", "True"], r.stderr
+    r = subprocess.run([sys.executable, "-OO", "-c", doc], capture_output=True, text=True, env=_env(server))
+    assert r.stdout.split() == ["_Loader", "False", "False"], r.stderr
 
 
 def test_a_package_path_of_another_shape_is_left_to_importlib(server: Path) -> None:
@@ -152,7 +215,7 @@ def test_a_package_path_of_another_shape_is_left_to_importlib(server: Path) -> N
             "print(i._Finder.find_spec('kimi_lsp.engine', ['/elsewhere']), "
             "i._Finder.find_spec('kimi_lsp.engine', kimi_lsp.__path__).loader.__class__.__name__, "
             "i._Finder.find_spec('kimi_lsp.no_such_module', kimi_lsp.__path__))")
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env={"PYTHONPATH": str(server), "PATH": ""})
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=_env(server))
     assert r.stdout.split() == ["None", "_Loader", "None"], r.stderr
 
 
@@ -162,7 +225,7 @@ def test_pathlib_comes_without_urllib_and_as_uri_still_works(server: Path) -> No
     code = ("import sys, kimi_lsp; from pathlib import Path; assert 'urllib.parse' not in sys.modules; "
             "print(Path('/a b/c').as_uri()); import urllib.parse; print(urllib.parse.urlsplit('http://h/p').netloc, "
             "urllib.parse.quote_from_bytes(b'a b'), sys.modules['urllib'].parse is urllib.parse)")
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env={"PYTHONPATH": str(server), "PATH": ""})
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=_env(server))
     assert r.stdout.split() == ["file:///a%20b/c", "h", "a%20b", "True"], r.stderr
 
 
@@ -173,7 +236,7 @@ def test_direct_imports_make_the_modules_import_makes(server: Path) -> None:
     first = _probe(server)  # the usual import; the file is kept at exit
     direct = _probe(server, PROBE_DIRECT="1")
     assert set(_loaders(direct).values()) == {"_Loader"} | ({"SourceFileLoader"} & set(_loaders(first).values()))
-    assert {n for n, loader in _loaders(direct).items() if loader != "_Loader"} == {"kimi_lsp._imports"}
+    assert {n for n, loader in _loaders(direct).items() if loader != "_Loader"} == {"kimi_lsp._imports", "kimi_lsp._kept"}
     assert _without_loader(direct) == _without_loader(first)
     assert direct["alone"] == [] and direct["one_entry"] is True
     assert direct["rules"] == first["rules"]
@@ -186,7 +249,7 @@ def test_direct_imports_change_no_diagnostic(server: Path) -> None:
     run = ("import sys; from kimi_lsp.cli.main import {0}; sys.argv[0] = 'kimi-lsp'; "
            "sys.exit({0}() if '{0}' == 'main' else {0}())")
     args = ["--check", "--format", "json", "--no-cache", "--jobs", "1", "."]
-    env = {"PYTHONPATH": str(server), "PATH": ""}
+    env = _env(server)
     subprocess.run([sys.executable, "-c", run.format("main"), *args], cwd=fixtures, capture_output=True, env=env)
     assert _kept(server).is_file()  # the first run kept every module it imported
     plain = subprocess.run([sys.executable, "-c", run.format("main"), *args], cwd=fixtures, capture_output=True,
@@ -196,3 +259,40 @@ def test_direct_imports_change_no_diagnostic(server: Path) -> None:
     assert plain.returncode == direct.returncode == 1, (plain.stderr, direct.stderr)
     assert json.loads(direct.stdout)["diagnostics"] == json.loads(plain.stdout)["diagnostics"]
     assert len(json.loads(plain.stdout)["diagnostics"]) > 200
+    # KIMI_LSP_PLAIN_STARTUP=1: no interpreter internals (no kept bytecode, no direct imports, no
+    # kept regex programs), the console script's path: the same answers
+    forced = subprocess.run([sys.executable, "-c", run.format("entry"), *args], cwd=fixtures, capture_output=True,
+                            text=True, env=_env(server, KIMI_LSP_PLAIN_STARTUP="1"))
+    assert forced.returncode == 1, forced.stderr
+    assert json.loads(forced.stdout)["diagnostics"] == json.loads(plain.stdout)["diagnostics"]
+
+
+_PLAIN_PROBE = """
+import builtins, sys
+orig_import = builtins.__import__
+from kimi_lsp import _imports, _kept, _regex
+from kimi_lsp.cli import main
+main._leave = lambda code: None
+sys.argv = ["kimi-lsp", "--check", "--no-cache", "-q", sys.argv[1]]
+main.entry()
+loaders = {type(m.__loader__).__name__ for n, m in sys.modules.items() if n.startswith("kimi_lsp.")}
+print(_kept.FAST, _regex._TAG is None, builtins.__import__ is orig_import, sorted(loaders),
+      any(f is _imports._Finder for f in sys.meta_path))
+"""
+
+
+@pytest.mark.parametrize("how", ["switch", "untested interpreter"])
+def test_the_plain_path_uses_no_interpreter_internals(server: Path, how: str) -> None:
+    """Under KIMI_LSP_PLAIN_STARTUP=1, and on an interpreter the fast path was not tested on, the
+    package imports the usual way: no finder, no kept bytecode, ``__import__`` untouched, the
+    regular expressions compiled by ``re``."""
+    _probe(server)  # a kept file exists: the plain path must not read it
+    code = _PLAIN_PROBE
+    env = _env(server)
+    if how == "switch":
+        env["KIMI_LSP_PLAIN_STARTUP"] = "1"
+    else:
+        code = "import sys; sys.version_info = (3, 99, 0, 'final', 0)\n" + code
+    r = subprocess.run([sys.executable, "-c", code, "deploy/k3-dcp.yaml"], capture_output=True, text=True, env=env,
+                       cwd=server.parent / "project")
+    assert r.stdout.split("\n")[-2] == "False True True ['SourceFileLoader'] False", r.stdout + r.stderr

@@ -1,8 +1,9 @@
 """The kept (marshal) form of the knowledge tables: the very values decoding makes, never stale.
 
-``knowledge/_compiled.py`` keeps what a data file decodes to next to the bytecode, so that a
-one-file check reads no JSON. An entry must give what decoding gives, be remade when any file it
-came from changes, and be ignored when it is unreadable or cannot be written at all.
+``knowledge/_compiled.py`` keeps what a data file decodes to in the user's cache directory
+(``_kept``), so that a one-file check reads no JSON. An entry must give what decoding gives, be
+remade when any file it came from changes, and be ignored when it is damaged, unreadable or cannot
+be written at all.
 """
 from __future__ import annotations
 
@@ -13,13 +14,15 @@ from types import MappingProxyType
 
 import pytest
 
+from kimi_lsp import _kept
 from kimi_lsp._record import fields
 from kimi_lsp.knowledge import _compiled, _schema_store, flashinfer, schema, sglang_releases
 
 
 @pytest.fixture
 def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setattr(_compiled, "_DIR", str(tmp_path / "__pycache__"))
+    monkeypatch.setattr(_kept, "_kept_dir", [str(tmp_path / "cache" / "kept" / "this")])
+    monkeypatch.setattr(_kept, "_chains", {})
     return tmp_path
 
 
@@ -36,7 +39,7 @@ def test_an_entry_is_made_once_and_then_read(store: Path) -> None:
     again = _compiled.load("table", (str(src),), build)
     assert len(calls) == 1  # the second load read the entry
     assert first == again == {"releases": [1, 2.5, "x", None, True, {"k": [1]}]}
-    assert len(list((store / "__pycache__").iterdir())) == 1
+    assert len(list((store / "cache" / "kept" / "this").iterdir())) == 1
 
 
 def test_a_changed_source_remakes_the_entry(store: Path) -> None:
@@ -54,17 +57,25 @@ def test_a_changed_source_remakes_the_entry(store: Path) -> None:
 def test_a_broken_or_foreign_entry_is_ignored(store: Path) -> None:
     src = store / "t.json"
     src.write_text("[1]", "utf-8")
-    entry = Path(_compiled._DIR) / f"t.json.{_compiled._TAG}.marshal"
-    entry.parent.mkdir()
-    for junk in (b"", b"\x00garbage", marshal.dumps(("other key", [9])), marshal.dumps([1, 2, 3])):
+    assert _compiled.load_json(str(src)) == [1]
+    entry = Path(str(_kept.path_of("t.json")))
+    good = entry.read_bytes()
+    key = _compiled._key((str(src),))
+    other = store / "other"
+    _kept.write(str(other), ("other key",), (0, 3, 0), [b"abc"])
+    for junk in (b"", b"\x00garbage", marshal.dumps(("other key", [9])), marshal.dumps([1, 2, 3]), other.read_bytes(),
+                 good[:-1] + bytes([good[-1] ^ 0x40])):  # the value's last byte changed: its CRC says so
         entry.write_bytes(junk)
+        entry.chmod(0o600)
         assert _compiled.load_json(str(src)) == [1]
-    assert marshal.loads(entry.read_bytes())[1] == [1]  # and rewritten
+        assert entry.read_bytes() == good  # and made again
+    found = _kept.read(str(entry), key)
+    assert found is not None and marshal.loads(found[1][found[0][0]:found[0][1]]) == [1]
 
 
-def test_an_unwritable_package_still_decodes(store: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_unwritable_cache_directory_still_decodes(store: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (store / "blocker").write_text("a file where the directory would be", "utf-8")
-    monkeypatch.setattr(_compiled, "_DIR", str(store / "blocker" / "__pycache__"))
+    monkeypatch.setattr(_kept, "_kept_dir", [str(store / "blocker" / "kept" / "this")])
     src = store / "t.json"
     src.write_text('{"a": 1}', "utf-8")
     assert _compiled.load_json(str(src)) == {"a": 1}

@@ -74,9 +74,10 @@ class _Store:
 @functools.cache
 def _store() -> _Store:
     """The store's lines (format: scripts/sglang_schema_store.py `dump`), found by position."""
-    try:
-        with open(os.path.join(DATA_DIR, STORE_FILE), "rb") as fh:
-            lines = fh.read().split(b"\n")
+    from kimi_lsp.knowledge._compiled import read_data
+
+    try:  # (read through the package's loader where the package is no directory: a zipapp)
+        lines = read_data(os.path.join(DATA_DIR, STORE_FILE)).split(b"\n")
     except FileNotFoundError:
         return _Store((), (), {}, {}, [], [])
     import json  # here, not at start-up: a kept (_compiled) release needs no JSON
