@@ -111,3 +111,21 @@ def test_without_lone_surrogates_keeps_length_and_pairs() -> None:
     assert out == "a\ufffdb\U0001f600c\ufffdé" and len(out) == len(text)
     plain = "model-path: x\n"
     assert without_lone_surrogates(plain) is plain
+
+
+def test_a_reader_that_raises_leaves_a_could_not_check_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``read_surface`` turns a reader's exception into a note and no launch: in the editor that
+    was a clean file."""
+    from kimi_lsp import surfaces
+
+    def broken(*args: object, **kwargs: object) -> object:
+        raise KeyError("a reader bug")
+
+    monkeypatch.setattr(surfaces, "read_surface_strict", broken)
+    root = make_project(tmp_path / "proj")
+    session = Session(root.resolve(), [root.resolve()])
+    path, snaps = _open(root, "k3.yaml", K3_YAML)
+    (r,) = session.lint_paths({path}, snaps)
+    (item,) = r.items
+    assert item.code == "KL001" and "could not check" in item.message and "KeyError" in item.message
+    assert "(and" not in item.message  # the note is read more than once per lint: reported once

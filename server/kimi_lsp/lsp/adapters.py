@@ -13,7 +13,8 @@ from pathlib import Path
 
 from kimi_lsp.engine import Engine
 from kimi_lsp.pins.model import PinFormat
-from kimi_lsp.workspace import Workspace, find_repo_root
+from kimi_lsp.surfaces.model import SurfaceResult
+from kimi_lsp.workspace import ReadFailure, SourceText, Workspace, find_repo_root
 
 log = logging.getLogger("kimi_lsp.lsp")
 
@@ -25,6 +26,17 @@ class SessionEngine(Engine):
     def __init__(self, workspace: Workspace, overrides: dict[str, object], prefer_editor: bool) -> None:
         super().__init__(workspace, overrides=overrides, overrides_win=prefer_editor)
         self.prefer_editor = prefer_editor
+
+    def read_launches(self, path: Path) -> tuple[SourceText | ReadFailure, SurfaceResult | None]:
+        """A reader that raised finds no launch, and says so only in a note (``read_surface``):
+        the editor would show the file clean. Here the note is an internal error, as a rule's
+        is: the session puts a "could not check" error on the file (session.py, ``unchecked``)."""
+        src, surface = super().read_launches(path)
+        for note in surface.notes if surface is not None else ():
+            if note.startswith("internal error") and note not in self.errors:
+                log.error("%s", note)
+                self.errors.append(note)
+        return src, surface
 
 
 def pin_format(path: Path) -> str | None:

@@ -595,6 +595,8 @@ def _exception_line(exc: BaseException) -> str:
 def _error_summary(error: str) -> str:
     """``internal error in rule KL101 on PATH: Traceback ...`` -> its rule and the exception's
     last line (the engine's full message holds the traceback)."""
+    if "Traceback" not in error:
+        return _clip(error)  # one line already (a reader's note)
     head = error.split(" on ", 1)[0]
     lines = [x for x in error.strip().splitlines() if x.strip()]
     last = lines[-1].strip() if len(lines) > 1 else ""
