@@ -296,3 +296,70 @@ def test_the_plain_path_uses_no_interpreter_internals(server: Path, how: str) ->
     r = subprocess.run([sys.executable, "-c", code, "deploy/k3-dcp.yaml"], capture_output=True, text=True, env=env,
                        cwd=server.parent / "project")
     assert r.stdout.split("\n")[-2] == "False True True ['SourceFileLoader'] False", r.stdout + r.stderr
+
+
+def test_a_zipapp_runs_from_its_archive(server: Path) -> None:
+    """The package zipped (``python -m zipapp``): the data files are read through its loader and
+    the answers are the directory install's (kept tables cannot key on files that are no files,
+    so it decodes each run)."""
+    import zipapp
+
+    app = server.parent / "kimi.pyz"
+    zipapp.create_archive(server, app, main="kimi_lsp.cli.main:entry")
+    args = ["--check", "--format", "json", "--no-cache", "deploy/k3-dcp.yaml"]
+    cwd = server.parent / "project"
+    zipped = subprocess.run([sys.executable, str(app), *args], capture_output=True, text=True, cwd=cwd,
+                            env={"PATH": "", "KIMI_LSP_CACHE_DIR": str(server.parent / "cache")})
+    plain = subprocess.run([sys.executable, "-c", "from kimi_lsp.cli.main import entry; entry()", *args],
+                           capture_output=True, text=True, cwd=cwd, env=_env(server))
+    assert zipped.returncode == plain.returncode == 1, zipped.stderr[-2000:]
+    assert json.loads(zipped.stdout) == json.loads(plain.stdout)
+
+
+def _others_can_run(path: str) -> bool:
+    real = Path(os.path.realpath(path))
+    return all(p.stat().st_mode & 0o001 for p in [real, *real.parents])
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="another user needs root")
+def test_a_read_only_install_run_by_another_user_keeps_its_state_in_that_users_cache() -> None:
+    """An install owned by root, read-only, with the ``.pyc`` files pip compiles: another user's
+    runs work, write nothing into it, and the second is served from that user's kept file."""
+    import tempfile
+
+    top = Path(tempfile.mkdtemp(prefix="kimi-ro-"))
+    try:
+        top.chmod(0o755)
+        shutil.copytree(ROOT / "server" / "kimi_lsp", top / "site" / "kimi_lsp",
+                        ignore=shutil.ignore_patterns("__pycache__"))
+        # the other user may not reach this interpreter (a pyenv under /root): the system's, with
+        # a copy of PyYAML beside the package
+        python = sys.executable if _others_can_run(sys.executable) else shutil.which("python3", path="/usr/bin")
+        if python is None:
+            pytest.skip("no interpreter another user can run")
+        import yaml
+
+        shutil.copytree(Path(yaml.__file__).parent, top / "site" / "yaml", ignore=shutil.ignore_patterns("__pycache__"))
+        subprocess.run([python, "-m", "compileall", "-q", str(top / "site")], check=True, capture_output=True)
+        shutil.copytree(ROOT / "examples" / "k3-serving", top / "project")
+        for p in [top / "site", *(top / "site").rglob("*"), top / "project", *(top / "project").rglob("*")]:
+            p.chmod(0o555 if p.is_dir() else 0o444)
+        home = top / "home"
+        home.mkdir()
+        os.chown(home, 1000, 1000)
+        before = {str(p) for p in (top / "site").rglob("*")}
+        env = {"PYTHONPATH": str(top / "site"), "PATH": "", "HOME": str(home)}
+        runs = [subprocess.run([python, "-c", _PROBE, "deploy/k3-dcp.yaml"], capture_output=True, text=True,
+                               env=env, cwd=top / "project", user=1000, group=1000, extra_groups=[])
+                for _ in range(2)]
+        assert all(r.returncode == 0 for r in runs), runs[-1].stderr[-2000:]
+        first, second = (json.loads(r.stdout) for r in runs)
+        assert second["rules"] == first["rules"]
+        assert "_Loader" in _loaders(second).values()
+        assert {str(p) for p in (top / "site").rglob("*")} == before
+        assert list((home / ".cache" / "kimi-lsp" / "kept").iterdir())
+    finally:
+        for p in [top, *top.rglob("*")]:
+            if p.is_dir() and not p.is_symlink():
+                p.chmod(0o755)
+        shutil.rmtree(top)
