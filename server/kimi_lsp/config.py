@@ -96,6 +96,14 @@ class Settings:
     flashinfer_pin: Path | None = None
     flashinfer_target: str | None = None
     exclude: tuple[str, ...] = ()
+    # Directories named on the command line (realpaths): `exclude` does not hide what is under one
+    # that it covers (`kimi-lsp --check examples/k3-serving` with `exclude = ["examples/**"]`); files
+    # named one by one (what pre-commit passes) are still excluded, as ruff's --force-exclude does.
+    named_dirs: tuple[str, ...] = ()
+    # `exclude` of the configuration files above this one, up to the repository root, each with
+    # the directory its globs are relative to: a directory a parent excludes stays excluded when a
+    # project inside it has a configuration of its own (ruff prunes the walk the same way).
+    inherited_exclude: tuple[tuple[Path, tuple[str, ...]], ...] = ()
     source: Path | None = None  # the config file these came from
     base: Path | None = None  # directory globs are relative to
     problems: tuple[ConfigProblem, ...] = field(default=(), compare=False)
@@ -124,25 +132,40 @@ class Settings:
         return default
 
     def excluded(self, path: Path) -> bool:
-        if not self.exclude:
-            return False
-        rel = self._rel(path)
-        return any(_glob_match(rel, g) for g in self.exclude)
+        own = (self.base or Path.cwd(), self.exclude)
+        return any(self._excluded_by(path, base, globs) for base, globs in (own, *self.inherited_exclude) if globs)
+
+    def _excluded_by(self, path: Path, base: Path, globs: tuple[str, ...]) -> bool:
+        rel = _rel_to(path, base)
+        named = self._named_above(rel, base) if self.named_dirs else ()
+        return any(_glob_match(rel, g) and not any(_covers(d, g) for d in named) for g in globs)
+
+    def _named_above(self, rel: str, base: Path) -> tuple[str, ...]:
+        """The named directories ``rel`` lies in, relative to ``base`` (not the base itself)."""
+        out = []
+        for d in self.named_dirs:
+            drel = _rel_to(Path(d), base)
+            if drel not in (".", "") and not drel.startswith(("../", "/")) and rel.startswith(drel + "/"):
+                out.append(drel)
+        return tuple(out)
 
     @property
     def target_sm(self) -> int | None:
         return schema.target_sm(self.target_gpu)
 
     def _rel(self, path: Path) -> str:
-        base = self.base or Path.cwd()
-        try:
-            # lexical: globs match paths as written, and a symlink loop must not raise here
-            return Path(os.path.abspath(path)).relative_to(os.path.abspath(base)).as_posix()
-        except ValueError:
-            return path.as_posix()
+        return _rel_to(path, self.base or Path.cwd())
 
     def with_overrides(self, **kw: object) -> Settings:
         return replace(self, **kw)  # type: ignore[arg-type]  # each value already of its field's type (schema-checked)
+
+
+def _rel_to(path: Path, base: Path) -> str:
+    try:
+        # lexical: globs match paths as written, and a symlink loop must not raise here
+        return Path(os.path.abspath(path)).relative_to(os.path.abspath(base)).as_posix()
+    except ValueError:
+        return path.as_posix()
 
 
 def _glob_match(rel: str, glob: str) -> bool:
@@ -152,6 +175,17 @@ def _glob_match(rel: str, glob: str) -> bool:
     if "/" not in glob and fnmatch.fnmatch(rel.rsplit("/", 1)[-1], glob):
         return True
     return glob.endswith("/**") and rel.startswith(glob[:-3])
+
+
+def _covers(drel: str, glob: str) -> bool:
+    """Whether ``glob`` excludes directory ``drel`` or one above it (as a directory: ``a/**``
+    covers ``a``)."""
+    parts = drel.split("/")
+    for i in range(1, len(parts) + 1):
+        d = "/".join(parts[:i])
+        if _glob_match(d, glob) or _glob_match(d + "/", glob):
+            return True
+    return False
 
 
 def find_config_file(start: Path, workspace: Workspace, stop: Path | None = None) -> Path | None:
@@ -217,7 +251,29 @@ def load_settings(path: Path | None, workspace: Workspace, overrides: dict[str, 
         s = Settings(base=path.parent, source=path, problems=(ConfigProblem(path, Span(0, 0), f"cannot read configuration: {src.reason}"),))
         return s
     s = parse_settings(src)
+    inherited = _excludes_above(path, workspace)
+    if inherited:
+        s = s.with_overrides(inherited_exclude=inherited)
     return s.with_overrides(**overrides) if overrides else s
+
+
+def _excludes_above(path: Path, workspace: Workspace) -> tuple[tuple[Path, tuple[str, ...]], ...]:
+    """``exclude`` of the configuration files above ``path`` (a configuration file) up to its
+    repository root, nearest first, each with its base directory."""
+    out: list[tuple[Path, tuple[str, ...]]] = []
+    stop = workspace.repo_root(path.parent, None)
+    d = path.parent
+    while d != stop and d.parent != d:
+        above = find_config_file(d.parent, workspace, stop=stop)
+        if above is None:
+            break
+        src = workspace.read(above)
+        if isinstance(src, SourceText):
+            parent = parse_settings(src)
+            if parent.exclude:
+                out.append((above.parent, parent.exclude))
+        d = above.parent
+    return tuple(out)
 
 
 def parse_settings(src: SourceText) -> Settings:

@@ -218,6 +218,9 @@ def _overrides(ns: SimpleNamespace) -> dict[str, object]:
         out["sglang_version"] = ns.sglang_version
     if ns.target_gpu:
         out["target_gpu"] = ns.target_gpu
+    named = tuple(os.path.realpath(p) for p in (ns.paths or ["."]) if p and p != "-" and os.path.isdir(p))
+    if named:  # `exclude` does not hide a directory named here (config.Settings.named_dirs)
+        out["named_dirs"] = named
     return out
 
 
