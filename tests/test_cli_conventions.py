@@ -205,6 +205,8 @@ def test_serve_rejects_an_unknown_log_level_and_documents_its_options(tmp_path) 
     (["--check", "--no-cahce", "--exitzero", "."], "(did you mean --no-cache, --exit-zero?)"),
     (["serv"], "(did you mean `kimi-lsp serve`?)"),
     (["rules", "--formatt", "json"], "unrecognized arguments: --formatt json (did you mean --format?)"),
+    (["--check", "--format", "jsn", "."], "(did you mean json?)"),
+    (["rules", "--format=markdwn"], "(did you mean markdown?)"),
 ])
 def test_a_mistyped_option_gets_did_you_mean(tmp_path, monkeypatch, capsys, args, hint) -> None:
     rc, _out, err = kimi(args, tmp_path, monkeypatch, capsys)

@@ -52,8 +52,24 @@ class Parser(argparse.ArgumentParser):
             hints = option_hints(message[len(_UNRECOGNIZED):].split(" "), self.option_strings())
             if hints:
                 line += f" (did you mean {', '.join(dict.fromkeys(hints))}?)"
+        else:
+            choice = self._choice_hint(message)
+            if choice is not None:
+                line += f" (did you mean {choice}?)"
         self.print_usage(sys.stderr)
         self.exit(2, printable(line) + "\n")
+
+    def _choice_hint(self, message: str) -> str | None:
+        """The choice closest to the value of an "invalid choice" error (``--format jsn``)."""
+        import re
+
+        found = re.search(r"^argument (\S+): invalid choice: (['\"]?)(.*?)\2 \(", message)
+        if found is None:
+            return None
+        for action in self._actions:
+            if action.choices is not None and found.group(1) == "/".join(action.option_strings):
+                return closest(found.group(3), [str(c) for c in action.choices])
+        return None
 
     def option_strings(self) -> list[str]:
         return [s for action in self._actions for s in action.option_strings if s.startswith("--")]
