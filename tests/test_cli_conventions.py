@@ -161,10 +161,12 @@ def test_a_full_disk_exits_2_with_one_line(tmp_path, args: list[str]) -> None:
     assert "Traceback" not in res.stderr and "Exception ignored" not in res.stderr
 
 
-def test_a_closed_stdout_exits_2_with_one_line(tmp_path) -> None:
+@pytest.mark.parametrize("args", ["--check k3.yaml", "rules", "export --to args p.toml"])
+def test_a_closed_stdout_exits_2_with_one_line(tmp_path, args: str) -> None:
     root = project(tmp_path)
+    (root / "p.toml").write_text('[sglang]\nmodel-path = "moonshotai/Kimi-K3"\n')
     env = dict(os.environ, PYTHONPATH=str(ROOT / "server"), KIMI_LSP_NO_CACHE="1")
-    res = subprocess.run(f"exec {sys.executable} -m kimi_lsp --check k3.yaml >&-", shell=True, cwd=root, env=env,
+    res = subprocess.run(f"exec {sys.executable} -m kimi_lsp {args} >&-", shell=True, cwd=root, env=env,
                          text=True, stderr=subprocess.PIPE, timeout=120)
     assert res.returncode == 2
     assert res.stderr == "kimi-lsp: error: stdout is closed; the report has nowhere to go\n"

@@ -122,6 +122,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if not args or args[0] in ("serve", "verify"):
         return _main(args)  # stdout is the protocol's (serve) or the GPU stages' own
+    if sys.stdout is None:  # closed at start-up: print() would drop every line silently
+        print("kimi-lsp: error: stdout is closed; the report has nowhere to go", file=sys.stderr)
+        return EXIT_ERROR
     try:
         code = _main(args)
         if sys.stdout is not None:
@@ -131,7 +134,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         # only stdout's failures reach here (``--check`` handles its own): `kimi-lsp rules | head`
         import errno
 
-        if exc.errno not in (errno.EPIPE, errno.ENOSPC, errno.EBADF, errno.EIO):
+        if exc.errno not in (errno.EPIPE, errno.ENOSPC, errno.EDQUOT):
             raise
         from kimi_lsp.cli.check import report_failed
 
