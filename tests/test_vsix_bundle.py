@@ -14,6 +14,7 @@ import tarfile
 import zipfile
 from pathlib import Path
 from types import ModuleType
+from typing import Callable
 
 from packaging.markers import default_environment
 from packaging.requirements import Requirement
@@ -130,7 +131,11 @@ def test_pyyaml_alone_is_fetched_as_its_sdist_and_its_build_requirements_stay_wh
     and a C compiler) only to read PyYAML's metadata; naming PyYAML alone fetches the same sdist.
     The rest must be pure wheels for any Python >= 3.10 on any platform, never this machine's."""
     calls: list[list[str]] = []
-    monkeypatch.setattr(bs, "pip", lambda python, *args: calls.append(list(args)))
+
+    def pip(python: str, *args: str) -> None:
+        calls.append(list(args))
+
+    monkeypatch.setattr(bs, "pip", pip)
     bs.download("python3", bs.read_pins(), tmp_path, hashes=True)
     (wheels,) = [c for c in calls if "--only-binary" in c]
     (sdists,) = [c for c in calls if "--no-binary" in c]
@@ -171,7 +176,12 @@ def test_reuse_keeps_bundled_libs_only_when_built_from_the_same_inputs_and_untou
     libs.mkdir()
     (libs / "kimi_lsp-0.1.0-py3-none-any.whl").write_bytes(b"wheel")
     builds: list[str] = []
-    monkeypatch.setattr(bs, "build", lambda python: builds.append(python) or 0)
+
+    def build(python: str) -> int:
+        builds.append(python)
+        return 0
+
+    monkeypatch.setattr(bs, "build", build)
 
     def noted() -> None:
         inputs.write_text(json.dumps({"inputs": bs.inputs_digest(), "wheels": bs.libs_state()}))
@@ -180,13 +190,14 @@ def test_reuse_keeps_bundled_libs_only_when_built_from_the_same_inputs_and_untou
     noted()
     assert bs.is_current() and bs.main(["--reuse"]) == 0 and len(builds) == 1, "current: kept"
     assert bs.main([]) == 0 and len(builds) == 2, "without --reuse: always built"
-    for change in (
+    changes: tuple[Callable[[], object], ...] = (
         lambda: (repo / "server" / "pkg" / "__init__.py").write_text("x = 2\n"),  # a source
         lambda: (repo / "server" / "pkg" / "new.py").write_text(""),  # a new module
         lambda: (libs / "kimi_lsp-0.1.0-py3-none-any.whl").write_bytes(b"other"),  # a wheel edited
         lambda: (libs / "extra-1.0-py3-none-any.whl").write_bytes(b""),  # a wheel added
         lambda: inputs.write_text("{not json"),
-    ):
+    )
+    for change in changes:
         noted()
         change()
         assert not bs.is_current()

@@ -161,11 +161,19 @@ def test_reuse_stats_each_file_and_hashes_only_after_a_boot_or_a_week(launch: Mo
     files = len(manifest)
     assert files == len([n for n in FILES if ".data/" not in n]) and files >= 5
     hashed: list[str] = []
-    real_sha256 = launch.file_sha256
-    monkeypatch.setattr(launch, "file_sha256", lambda p: hashed.append(p) or real_sha256(p))
     stats: list[str] = []
-    real_lstat = os.lstat
-    monkeypatch.setattr(launch.os, "lstat", lambda p, *a, **k: stats.append(p) or real_lstat(p, *a, **k))
+    real_sha256, real_lstat = launch.file_sha256, os.lstat
+
+    def sha256(path: str) -> str:
+        hashed.append(path)
+        return str(real_sha256(path))
+
+    def lstat(path: str, *args: object, **kwargs: object) -> os.stat_result:
+        stats.append(path)
+        return real_lstat(path, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(launch, "file_sha256", sha256)
+    monkeypatch.setattr(launch.os, "lstat", lstat)
 
     for starts in (1, 4):  # the unpack noted its hashes: plain starts only compare sizes
         stats.clear()
@@ -199,8 +207,17 @@ def test_every_file_and_directory_is_fsynced_before_the_rename(launch: ModuleTyp
         pytest.skip("directories are not fsync'ed on Windows")
     events: list[tuple[str, str]] = []
     real_fsync, real_rename = os.fsync, os.rename
-    monkeypatch.setattr(launch.os, "fsync", lambda fd: events.append(("fsync", os.readlink(f"/proc/self/fd/{fd}") if os.path.isdir("/proc/self/fd") else str(fd))) or real_fsync(fd))
-    monkeypatch.setattr(launch.os, "rename", lambda a, b: events.append(("rename", str(b))) or real_rename(a, b))
+
+    def fsync(fd: int) -> None:
+        events.append(("fsync", os.readlink(f"/proc/self/fd/{fd}") if os.path.isdir("/proc/self/fd") else str(fd)))
+        real_fsync(fd)
+
+    def rename(src: str, dst: str) -> None:
+        events.append(("rename", str(dst)))
+        real_rename(src, dst)
+
+    monkeypatch.setattr(launch.os, "fsync", fsync)
+    monkeypatch.setattr(launch.os, "rename", rename)
     wheels = launch.list_wheels(launch.wheels_dir())
     key = launch.bundle_key(wheels)
     final = launch.prepare_in(str(tmp_path / "st"), wheels, key)
