@@ -158,3 +158,26 @@ async def test_a_pulling_client_pulls_each_cell(project: Path) -> None:
         )
         assert isinstance(again, T.RelatedUnchangedDocumentDiagnosticReport)
         assert uri(nb) not in client.diagnostics  # a pulling client gets no pushes
+
+
+async def test_a_change_naming_an_unknown_cell_still_lints_what_it_added(project: Path) -> None:
+    """Red team L1: pygls raised at the text of a cell never opened, after adding a new cell, and
+    the notebook was not rebuilt: the new cell's launch was never linted."""
+    nb = project / "serve.ipynb"
+    async with lsp(project, with_notebooks(push_capabilities())) as client:
+        uris = open_notebook(client, nb, CELLS[:2])
+        await eventually(lambda: uris[1] in client.diagnostics, what="first diagnostics")
+        new = cell_uri(nb, 7)
+        client.notebook_document_did_change(T.DidChangeNotebookDocumentParams(
+            notebook_document=T.VersionedNotebookDocumentIdentifier(uri=uri(nb), version=2),
+            change=T.NotebookDocumentChangeEvent(cells=T.NotebookDocumentCellChanges(
+                structure=T.NotebookDocumentCellChangeStructure(
+                    array=T.NotebookCellArrayChange(start=2, delete_count=0, cells=[T.NotebookCell(kind=T.NotebookCellKind.Code, document=new)]),
+                    did_open=[T.TextDocumentItem(uri=new, language_id="python", version=1, text=LAUNCH)]),
+                text_content=[T.NotebookDocumentCellContentChanges(
+                    document=T.VersionedTextDocumentIdentifier(uri=cell_uri(nb, 42), version=2),
+                    changes=[T.TextDocumentContentChangeWholeDocument(text="x = 1\n")])],
+            )),
+        ))
+        diags = await diagnostics(client, new, lambda ds: any(d.code == "KL101" for d in ds))
+        assert any(d.code == "KL101" for d in diags)
