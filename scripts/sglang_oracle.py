@@ -146,6 +146,11 @@ def install_stubs() -> None:
             return f"{type(self).__name__.lower()}_stub"
         return _new(f"{type(self).__module__}.{type(self).__name__}.{name}")
 
+    def _any_schema(cls: Any, source: Any, handler: Any) -> Any:
+        from pydantic_core import core_schema
+
+        return core_schema.any_schema()
+
     ABSENT_DEVICES = {"npu", "musa", "mlu", "hpu"}  # probed with hasattr(); the rest answer falsy
 
     class StubModule(types.ModuleType):
@@ -169,7 +174,10 @@ def install_stubs() -> None:
                 value: Any = StubMeta(name, (), {"__module__": self.__name__,
                                                  "__init__": lambda self, *a, **k: None,
                                                  "__call__": lambda self, *a, **k: None,
-                                                 "__getattr__": _instance_attr})
+                                                 "__getattr__": _instance_attr,
+                                                 # a pydantic model field typed with a stub class
+                                                 # (0.5.19: xgrammar.StructuralTag) takes anything
+                                                 "__get_pydantic_core_schema__": classmethod(_any_schema)})
             else:
                 value = sys.modules.get(full) or _new(full)
             setattr(self, name, value)
@@ -726,7 +734,9 @@ def run_one(case: dict[str, Any]) -> dict[str, Any]:
                 for m, real in saved:
                     m.get_platform = (lambda real=real: _CudaPlatform(real()))
                 try:
-                    ph.handle_decode_context_parallelism(server_args)
+                    # (0.5.19-0.5.20 validate DCP in handle_dcp_validation, same place in the pipeline)
+                    dcp = getattr(ph, "handle_decode_context_parallelism", None) or ph.handle_dcp_validation
+                    dcp(server_args)
                 finally:
                     for m, real in saved:
                         m.get_platform = real

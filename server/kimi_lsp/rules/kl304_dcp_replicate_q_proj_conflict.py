@@ -52,3 +52,10 @@ def check(ctx: LaunchContext) -> Iterator[Violation]:
             "--dcp-replicate-q-proj only applies to the a2a/fi_a2a DCP communication backend; got --dcp-comm-backend=ag_rs",
             related=(_args.related_use(launch, comm, "the all-gather/reduce-scatter backend is chosen here"),),
         )
+    elif comm is None and _args.default(launch.schema, "dcp_comm_backend") == "ag_rs":
+        # 0.5.17-0.5.19 default the backend to ag_rs in the schema itself (later ones resolve it)
+        yield Violation(
+            where,
+            "--dcp-replicate-q-proj only applies to the a2a/fi_a2a DCP communication backend; got --dcp-comm-backend=ag_rs"
+            " (this release's default: set `--dcp-comm-backend a2a`)",
+        )
