@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -316,3 +317,40 @@ def test_a_wheel_entry_that_leaves_the_directory_is_refused(launch: ModuleType, 
             launch.unpack([str(whl)], str(target))
         assert list(target.iterdir()) == []
         target.rmdir()
+
+
+def test_a_stale_bundle_that_a_running_server_holds_is_not_pruned(ext: Path, tmp_path: Path) -> None:
+    """A window of an old extension version left open for weeks runs from a bundle whose marker
+    nobody touched: the running process's shared lock keeps it; once it exits, it is pruned."""
+    if os.name == "nt":
+        pytest.skip("on Windows the held file keeps the directory from being renamed instead")
+    storage = tmp_path / "st"
+    old_ext = tmp_path / "old-ext"
+    (old_ext / "bundled").mkdir(parents=True)
+    (old_ext / "bundled" / "tool").symlink_to(ext / "bundled" / "tool", target_is_directory=True)
+    (old_ext / "bundled" / "libs").mkdir()
+    with zipfile.ZipFile(old_ext / "bundled" / "libs" / "kimi_lsp-0.0.9-py3-none-any.whl", "w") as zf:
+        for name, text in FILES.items():
+            if name != "kimi_lsp/cli/main.py":
+                zf.writestr(name.replace("0.1.0", "0.0.9"), text)
+        # the old server: starts, says so, and runs until its stdin closes
+        zf.writestr("kimi_lsp/cli/main.py", CLI.replace("    return 0", "    sys.stdout.flush()\n    sys.stdin.read()\n    return 0"))
+    launch = old_ext / "bundled" / "tool" / "launch.py"
+    server = subprocess.Popen([sys.executable, "-I", "-u", str(launch), "--storage", str(storage), "--", "serve"],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert server.stdout is not None and server.stdout.readline().startswith("kimi-lsp 0.1.0 serve")
+        (old,) = _bundles(storage)
+        assert old.name.startswith("0.0.9-")
+        past = time.time() - 40 * 24 * 3600
+        os.utime(old / ".kimi-lsp-bundle-complete", (past, past))
+        assert _start(ext, storage).returncode == 0  # the new version unpacks and prunes
+        assert old in _bundles(storage), "in use: kept"
+    finally:
+        assert server.stdin is not None
+        server.stdin.close()
+        server.wait(timeout=60)
+    new = [b for b in _bundles(storage) if b != old][0]
+    shutil.rmtree(new)  # the next start unpacks again, and prunes again
+    assert _start(ext, storage).returncode == 0
+    assert old not in _bundles(storage), "no longer in use and unused for 40 days: pruned"

@@ -28,9 +28,11 @@ How the directory stays whole:
   ``.kimi-lsp-bundle-verified``.
 - A directory that fails a check, has no marker or an unreadable one is unpacked again next to it
   and swapped in (the damaged one is renamed away and deleted), with one warning. Bundles of other
-  versions that nobody has started for STALE_SECONDS, half-built directories older than
-  STALE_TMP_SECONDS and renamed-away ones are deleted; they are renamed out of their final name first,
-  so a deletion that stops half way never leaves a damaged directory under a name that is used.
+  versions that nobody has started for STALE_SECONDS and no running server holds (each start takes
+  a shared lock on the bundle's ``.kimi-lsp-bundle-in-use`` for its lifetime), half-built directories
+  older than STALE_TMP_SECONDS and renamed-away ones are deleted; they are renamed out of their final
+  name first, so a deletion that stops half way never leaves a damaged directory under a name that
+  is used.
 
 When DIR cannot be written, the wheels are unpacked into a temporary directory for this run only,
 with a warning on stderr (the extension shows it). Lines on stderr that start with
@@ -58,6 +60,7 @@ PREFIX = "kimi-lsp-bundle"
 MARKER = ".kimi-lsp-bundle-complete"
 VERIFIED = ".kimi-lsp-bundle-verified"
 LOCK = "server.lock"  # next to server/, which holds only bundles
+IN_USE = ".kimi-lsp-bundle-in-use"  # locked shared by every process running from the bundle
 MANIFEST_HEADER = "kimi-lsp-bundle-manifest 1"
 # A directory nobody has started from for this long belongs to an extension version that is gone.
 STALE_SECONDS = 30 * 24 * 3600
@@ -391,9 +394,51 @@ def install(wheels, parent, key):
             remove(aside)
 
 
+_held = []  # the IN_USE files this process holds open, until it exits
+
+
+def hold(directory):
+    """Mark ``directory`` as in use for as long as this process runs: a shared lock on its IN_USE
+    file (POSIX), or (Windows) the open file, which keeps the directory from being renamed."""
+    try:
+        fd = os.open(os.path.join(directory, IN_USE), os.O_RDWR | os.O_CREAT | getattr(os, "O_NONBLOCK", 0), 0o600)
+    except OSError:
+        return  # a read-only storage: nothing to mark, and nothing can prune it either
+    if os.name != "nt":
+        try:
+            import fcntl
+
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except (OSError, IOError):
+            pass
+    _held.append(fd)
+
+
+def in_use(directory):
+    """Whether a running process holds ``directory`` (see hold; on Windows the rename fails instead)."""
+    if os.name == "nt":
+        return False
+    try:
+        fd = os.open(os.path.join(directory, IN_USE), os.O_RDWR | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return False
+    try:
+        import fcntl
+
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except (OSError, IOError) as exc:
+            return exc.errno in (errno.EAGAIN, errno.EACCES)
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return False
+    finally:
+        os.close(fd)
+
+
 def prune(parent, keep, now):
     """Best effort: delete renamed-away and half-built directories, bundles nobody started for
-    STALE_SECONDS and damaged ones as old. Each is renamed out of its name before it is deleted."""
+    STALE_SECONDS and damaged ones as old, unless a running server holds them (an old extension
+    version's window left open for weeks). Each is renamed out of its name before it is deleted."""
     try:
         entries = os.listdir(parent)
     except OSError:
@@ -411,7 +456,7 @@ def prune(parent, keep, now):
             elif not name.startswith("."):
                 marker = os.path.join(path, MARKER)
                 used = os.path.getmtime(marker) if os.path.isfile(marker) else os.lstat(path).st_mtime
-                if now - used > STALE_SECONDS:
+                if now - used > STALE_SECONDS and not in_use(path):
                     doomed = aside_name(parent, name)
                     os.rename(path, doomed)
                     remove(doomed)
@@ -431,6 +476,7 @@ def prepare_in(storage, wheels, key):
             os.utime(os.path.join(final, MARKER), None)  # in use: not stale
         except OSError:
             pass
+        hold(final)
         if due:
             prune(parent, key, now)  # as seldom as the hashes: once a boot or a week
         return final
@@ -448,6 +494,7 @@ def prepare_in(storage, wheels, key):
                 # Without the lock, another start may have renamed its directory into place first.
                 if inspect(final, key, False) is not None:
                     raise
+    hold(final)
     prune(parent, key, now)
     return final
 
