@@ -45,6 +45,7 @@ class ReleaseEvidence:
     location: Location
     what: str  # the words, as shown in messages: "image `lmsysorg/sglang:v0.5.12-rocm700-mi35x`"
     beyond: bool = False  # it names a release newer than every shipped schema
+    fork: bool = False  # it installs sglang from a fork's branch: no release's schema speaks for it
 
 
 # -- what names a release --------------------------------------------------------------------
@@ -63,6 +64,7 @@ _LOCK_ENTRY = re.compile(r'(?m)^name[ \t]*=[ \t]*"sglang"[ \t]*\r?\nversion[ \t]
 _GIT_URL_REF = re.compile(rf"git\+\S{{0,200}}?/sglang(?:\.git)?@v?(?P<version>{_VERSION})(?![\w.])", re.IGNORECASE)
 _CLONE = re.compile(r"(?m)^[^\n]{0,400}?\bgit[ \t]+clone\b[^\n]{0,600}$")
 _CLONE_BRANCH = re.compile(rf"(?:-b|--branch)(?:[ \t]+|=)[\"']?v?(?P<version>{_VERSION})[\"']?(?![\w.])")
+_CLONE_OWNER = re.compile(r"[/:](?P<owner>[\w.-]+)/sglang(?:\.git)?(?![\w.-])", re.IGNORECASE)
 _CHECKOUT = re.compile(rf"\bgit[ \t]+(?:checkout|switch)(?:[ \t]+-[\w-]+)*[ \t]+(?:tags/)?v(?P<version>{_VERSION})(?![\w.])")
 _VARIABLE = re.compile(
     rf"\b(?P<name>SGLANG_[A-Z0-9_]{{0,40}}(?:VERSION|TAG|REF|RELEASE|BRANCH)[A-Z0-9_]{{0,20}})[ \t]*[:=][ \t]*[\"']?v?(?P<version>{_VERSION})(?![\w.])",
@@ -78,13 +80,13 @@ def scan_text(path: Path, text: str) -> list[ReleaseEvidence]:
     found: list[tuple[int, ReleaseEvidence]] = []
     taken: list[tuple[int, int]] = []  # spans already read as one statement (an image's tag is no prose)
 
-    def add(start: int, end: int, what: str, releases: tuple[str, ...], beyond: bool = False) -> None:
-        if not releases and not beyond:
+    def add(start: int, end: int, what: str, releases: tuple[str, ...], beyond: bool = False, fork: bool = False) -> None:
+        if not releases and not beyond and not fork:
             return
         if any(a <= start < b or start <= a < end for a, b in taken):
             return
         taken.append((start, end))
-        found.append((start, ReleaseEvidence(releases, Location(path, Span(start, end)), what, beyond)))
+        found.append((start, ReleaseEvidence(releases, Location(path, Span(start, end)), what, beyond, fork)))
 
     for m in _IMAGE.finditer(text):
         ref = m.group(1)
@@ -110,6 +112,11 @@ def scan_text(path: Path, text: str) -> list[ReleaseEvidence]:
         if b is not None:
             add(m.start() + b.start(), m.start() + b.end(), f"`git clone -b v{b.group('version')}` of sglang",
                 *_placed(b.group("version")))
+            continue
+        owner = _CLONE_OWNER.search(line)
+        if owner is not None and owner.group("owner").lower() != "sgl-project":
+            add(m.start() + owner.start(), m.start() + owner.end(), f"a clone of the fork `{owner.group(0).lstrip('/:')}`",
+                (), fork=True)
     if clones_sglang:
         for m in _CHECKOUT.finditer(text):
             add(m.start(), m.end(), f"`{_short(m.group(0))}` of sglang", *_placed(m.group("version")))

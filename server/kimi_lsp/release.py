@@ -404,6 +404,10 @@ def from_repository(res: ReleaseResolution, cmd: LaunchCommand, workspace: Works
     if not found:
         found = [e for p, entry in sorted(index.entries.items()) if p != cmd.path for e in entry.evidence]
         scope = "elsewhere in the repository"
+    fork = next((e for e in found if e.fork), None)
+    if fork is not None:
+        return unknown(f"the repository installs sglang from a fork ({fork.what} at {where(fork.location, workspace)}), "
+                       "which may define any argument", "fork", "", fork.location, candidates=())
     releases, beyond = ev.releases_of(found)
     if releases:
         first = found[0]
