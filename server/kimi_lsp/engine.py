@@ -392,8 +392,12 @@ class Engine:
         already = {_diag_key(d)[1:] for d in found}
         on = judged[0] if len(judged) == 1 else (f"{', '.join(judged[:-1])} and {judged[-1]}" if len(judged) <= 4
                                                  else f"{judged[0]} to {judged[-1]}")
-        whose = {"repository": "named in this repository", "history": "current when the file was last committed"
-                 }.get(release.source_kind, "the release this launch runs" if schema is not None else "the releases this launch may run")
+        whose = "the release this launch runs" if schema is not None else "the releases this launch may run"
+        if release.source_kind == "repository":
+            whose = "named in this repository"
+        elif release.last_change is not None:
+            shallow = ", a shallow clone's oldest commit" if release.last_change.shallow else ""
+            whose = f"current when the file was last committed, on {release.last_change.day}{shallow}"
         out = []
         for d in there:
             if d.code != "KL201" or _diag_key(d)[1:] in already:

@@ -61,15 +61,15 @@ _PIN = re.compile(
     r"(?<![\w.-])sglang(?:\[[^\]\n]{0,80}\])?[ \t]{0,8}(?P<spec>(?:===?|>=|~=|<=|!=|>|<)[ \t]{0,8}v?[\w.*+!-]{1,40}"
     r"(?:[ \t]{0,8},[ \t]{0,8}(?:===?|>=|~=|<=|!=|>|<)[ \t]{0,8}[\w.*+!-]{1,40}){0,4})", re.IGNORECASE)
 _LOCK_ENTRY = re.compile(r'(?m)^name[ \t]*=[ \t]*"sglang"[ \t]*\r?\nversion[ \t]*=[ \t]*"(?P<version>[^"\n]{1,40})"')
-_GIT_URL_REF = re.compile(rf"git\+\S{{0,200}}?/sglang(?:\.git)?@v?(?P<version>{_VERSION})(?![\w.])", re.IGNORECASE)
+_GIT_URL_REF = re.compile(rf"git\+\S{{0,200}}?/sglang(?:\.git)?@v?(?P<version>{_VERSION})(?![\w]|\.\d)", re.IGNORECASE)
 _CLONE = re.compile(r"(?m)^[^\n]{0,400}?\bgit[ \t]+clone\b[^\n]{0,600}$")
-_CLONE_BRANCH = re.compile(rf"(?:-b|--branch)(?:[ \t]+|=)[\"']?v?(?P<version>{_VERSION})[\"']?(?![\w.])")
+_CLONE_BRANCH = re.compile(rf"(?:-b|--branch)(?:[ \t]+|=)[\"']?v?(?P<version>{_VERSION})[\"']?(?![\w]|\.\d)")
 _CLONE_OWNER = re.compile(r"[/:](?P<owner>[\w.-]+)/sglang(?:\.git)?(?![\w.-])", re.IGNORECASE)
-_CHECKOUT = re.compile(rf"\bgit[ \t]+(?:checkout|switch)(?:[ \t]+-[\w-]+)*[ \t]+(?:tags/)?v(?P<version>{_VERSION})(?![\w.])")
+_CHECKOUT = re.compile(rf"\bgit[ \t]+(?:checkout|switch)(?:[ \t]+-[\w-]+)*[ \t]+(?:tags/)?v(?P<version>{_VERSION})(?![\w]|\.\d)")
 _VARIABLE = re.compile(
-    rf"\b(?P<name>SGLANG_[A-Z0-9_]{{0,40}}(?:VERSION|TAG|REF|RELEASE|BRANCH)[A-Z0-9_]{{0,20}})[ \t]*[:=][ \t]*[\"']?v?(?P<version>{_VERSION})(?![\w.])",
+    rf"\b(?P<name>SGLANG_[A-Z0-9_]{{0,40}}(?:VERSION|TAG|REF|RELEASE|BRANCH)[A-Z0-9_]{{0,20}})[ \t]*[:=][ \t]*[\"']?v?(?P<version>{_VERSION})(?![\w]|\.\d)",
     re.IGNORECASE)
-_PROSE = re.compile(rf"(?<![\w/.-])SGLang[ \t]+(?:version[ \t]+|release[ \t]+)?v?(?P<version>{_VERSION})(?![\w.])", re.IGNORECASE)
+_PROSE = re.compile(rf"(?<![\w/.-])SGLang[ \t]+(?:version[ \t]+|release[ \t]+)?v?(?P<version>{_VERSION})(?![\w]|\.\d)", re.IGNORECASE)
 
 
 def scan_text(path: Path, text: str) -> list[ReleaseEvidence]:
