@@ -170,6 +170,11 @@ def _engine_keyword(ctx: LaunchContext, prob: ArgProblem) -> Iterator[Violation]
     where = _args.problem_location(launch, prob)
     schema = launch.schema
     option = "--" + key.replace("_", "-")
+    gone = retired(option)
+    if gone is not None:  # sglang's own words name the replacement: no guess from spelling
+        what = f"`{key}` is not a ServerArgs field: sglang raises `TypeError: Unexpected keyword argument '{key}'`"
+        yield Violation(where, f"{what}; sglang removed `{option}` (still in {gone.last_seen}){_retired_field(schema, gone)}")
+        return
     flag = schema.exact(option)  # an alias or another spelling of a field's flag
     if flag is None:
         near = schema.closest(option)
@@ -184,6 +189,20 @@ def _engine_keyword(ctx: LaunchContext, prob: ArgProblem) -> Iterator[Violation]
         fixes = (_hint(ctx, Fix(title, (edit,), Applicability.UNSAFE), title),)
     hint = f" (did you mean `{guess}`?)" if guess else ""
     yield Violation(where, f"`{key}` is not a ServerArgs field: sglang raises `TypeError: Unexpected keyword argument '{key}'`{hint}", fixes=fixes)
+
+
+def _retired_field(schema: Schema, gone: RetiredFlag) -> str:
+    """How sglang's replacement for a retired flag is written as a ServerArgs keyword, when it can
+    be written for this release."""
+    if not gone.replacement or _blocker(schema, gone) is not None:
+        return ""
+    new = schema.exact(gone.replacement[0])
+    if new is None:
+        return ""
+    name = field_name(new)
+    if len(gone.replacement) == 2:
+        return f"; use `{name}={gone.replacement[1]!r}`"
+    return f"; use `{name}`" + (" (same values)" if gone.keeps_value and not gone.value_map else "")
 
 
 def _list(options: tuple[str, ...]) -> str:
