@@ -339,14 +339,21 @@ class Engine:
         if not dependent:
             return out
         agreed = {_diag_key(d) for d in dependent}
+        # A fix is offered only where every candidate release offers the same edits: a
+        # replacement that exists from 0.5.14 on is no fix for a launch that may run 0.5.12.
+        fixable = {_diag_key(d): {_fix_key(f) for f in d.fixes if f.edits} for d in dependent}
         # only the rules that reported something can agree: the others' findings would be dropped
         asked = frozenset(d.code for d in dependent)
         for schema in schemas[:-1]:
             others = self._run_rules(cmd, src, settings, result, schema, governing, dependent_only=True, beyond=main_build,
                                      only=asked)
-            agreed &= {_diag_key(d) for d in others if _release_dependent(d.code)}
+            theirs = {_diag_key(d): d for d in others if _release_dependent(d.code)}
+            agreed &= set(theirs)
             if not agreed:
                 break
+            for key in agreed:
+                fixable[key] &= {_fix_key(f) for f in theirs[key].fixes if f.edits}
+        out = [_fixes_kept(d, fixable[_diag_key(d)]) if _diag_key(d) in fixable else d for d in out]
         if candidates is not None and len(schemas) <= 4:
             span = ", ".join(s.version for s in schemas[:-1]) + f" and {newest.version}" if len(schemas) > 1 else newest.version
             note = f"in sglang {span}; the release that runs this launch is unknown: {why}"
@@ -402,7 +409,8 @@ class Engine:
         for d in there:
             if d.code != "KL201" or _diag_key(d)[1:] in already:
                 continue
-            message = f"Valid on sglang {on} ({whose}), but today's sglang {newest_version} rejects it at start-up: {d.message}"
+            valid = f"Valid on sglang {on}" if len(judged) == 1 else f"Valid on at least one of sglang {on}"
+            message = f"{valid} ({whose}), but today's sglang {newest_version} rejects it at start-up: {d.message}"
             out.append(Diagnostic("KL240", message, d.location, Severity.INFO, (),
                                   (*d.related, *_evidence_related(release)), d.data))
         return out
@@ -765,6 +773,28 @@ def _name_release(d: Diagnostic, release: ReleaseResolution, workspace: Workspac
     if release.location is not None and release.source_kind != "setting":
         related = (*related, Related(release.location, f"sglang {release.version} assumed from this {_KIND_WORDS.get(release.source_kind, release.source_kind)}"))
     return Diagnostic(d.code, f"{d.message} ({describe(release, workspace)})", d.location, d.severity, d.fixes, related, d.data)
+
+
+def _fix_key(f: Fix) -> tuple[object, ...]:
+    return tuple((e.path, e.span, e.new_text) for e in f.edits)
+
+
+def _fixes_kept(d: Diagnostic, keep: set[tuple[object, ...]]) -> Diagnostic:
+    """``d`` with the edits of the fixes not in ``keep`` dropped (their titles stay, display-only:
+    the hint is still worth reading, but no edit is made that some candidate release rejects)."""
+    fixes: list[Fix] = []
+    message = d.message
+    for f in d.fixes:
+        if not f.edits or _fix_key(f) in keep:
+            fixes.append(f)
+        elif f.title.startswith("Did you mean "):
+            # a guess from one release's spelling, which another candidate would guess otherwise
+            message = message.replace(f" ({f.title[0].lower()}{f.title[1:]})", "")
+        else:
+            fixes.append(Fix(f.title, (), Applicability.DISPLAY_ONLY, f.followup))
+    if tuple(fixes) == d.fixes:
+        return d
+    return Diagnostic(d.code, message, d.location, d.severity, tuple(fixes), d.related, d.data)
 
 
 # Evidence places added to a diagnostic's related locations, at most.

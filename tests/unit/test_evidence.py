@@ -82,3 +82,17 @@ def test_the_nearest_scope_wins(tmp_path: Path) -> None:
     assert scope == "beside it" and [e.releases for e in found] == [("0.5.17",)]
     scope, found = index.for_launch(tmp_path / "c" / "serve.sh", [], [])
     assert (scope, found) == ("", [])  # the repository-wide union is the caller's last resort
+
+
+def test_a_fix_is_offered_only_where_every_candidate_offers_it(tmp_path: Path) -> None:
+    import shutil
+
+    from kimi_lsp.engine import Engine
+    from kimi_lsp.workspace import Workspace
+
+    root = tmp_path / "case"
+    shutil.copytree(Path(__file__).parents[1] / "fixtures" / "release_evidence_fix_on_every_candidate", root)
+    (root / ".git").mkdir()
+    diags = Engine(Workspace(root, stable=True)).lint_file(root / "serve.sh").diagnostics
+    assert [(d.code, d.fixes) for d in diags] == [("KL201", ())]
+    assert "did you mean" not in diags[0].message and "0.5.12 and 0.5.20" in diags[0].message
