@@ -76,12 +76,14 @@ Whoever copies the launch onto today's sglang (an image bump, a guide's reader) 
 `error: unrecognized arguments` at start-up.
 
 ## Example
+The launch runs sglang 0.5.12 (here by the `sglang-version` setting; as well its image, a pin, a
+release the repository names, or the day the file was last committed):
 ```bash
-# runs in lmsysorg/sglang:v0.5.12-cu129 (the image named in this repository)
+# kimi-lsp.toml: sglang-version = "0.5.12"
 python -m sglang.launch_server --model-path Qwen/Qwen3-8B --cuda-graph-max-bs 256
 ```
 
-On today's sglang, use instead:
+Use instead: the replacement sglang named, once the launch moves to a release that has it:
 ```bash
 python -m sglang.launch_server --model-path Qwen/Qwen3-8B --cuda-graph-max-bs-decode 256
 ```
