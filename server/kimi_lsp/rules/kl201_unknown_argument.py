@@ -51,9 +51,14 @@ def check(ctx: LaunchContext) -> Iterator[Violation]:
     Removing the leading dashes of a `--config` key written as `--tp-size:` is safe.
     """
     launch = ctx.launch
+    bench = _bench_problems(ctx)
+    if bench:
+        yield _bench_command(ctx, bench)
     for prob in launch.problems:
         if prob.kind not in (ArgProblemKind.UNKNOWN, ArgProblemKind.AMBIGUOUS) or not _args.is_literal(prob.token, prob.origin):
             continue
+        if prob in bench:
+            continue  # said once, for the whole benchmark command
         if prob.origin is Origin.CLI and launch.command.entry is Entry.NO_CONFIG:
             continue  # benchmark entry points add their own flags to the parser
         if launch.command.entry is Entry.ENGINE:
@@ -64,6 +69,36 @@ def check(ctx: LaunchContext) -> Iterator[Violation]:
             yield from _config_key(ctx, prob)
         else:
             yield from _cli_word(ctx, prob)
+
+
+# a server launch with this many options of sglang's serving benchmark is a benchmark command
+_BENCH_OPTIONS_AT_LEAST = 2
+
+
+def _bench_problems(ctx: LaunchContext) -> list[ArgProblem]:
+    """The unknown command-line options of a server launch that are sglang's serving benchmark's,
+    when there are several: ``sglang serve --backend sglang --dataset-name random ...``."""
+    launch = ctx.launch
+    if launch.command.entry not in (Entry.LAUNCH_SERVER, Entry.SERVE):
+        return []
+    unknown = [p for p in launch.problems if p.kind is ArgProblemKind.UNKNOWN and p.origin is Origin.CLI
+               and _args.is_literal(p.token, p.origin)]
+    if len(unknown) < _BENCH_OPTIONS_AT_LEAST:
+        return []
+    from kimi_lsp.knowledge.bench_options import bench_serving_options
+
+    options = bench_serving_options()
+    bench = [p for p in unknown if p.token.value.split("=", 1)[0] in options]
+    return bench if len(bench) >= _BENCH_OPTIONS_AT_LEAST else []
+
+
+def _bench_command(ctx: LaunchContext, bench: list[ArgProblem]) -> Violation:
+    names = [p.token.value.split("=", 1)[0] for p in bench]
+    shown = ", ".join(f"`{n}`" for n in names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
+    return Violation(_args.problem_location(ctx.launch, bench[0]),
+                     f"{shown} are options of sglang's serving benchmark (`python -m sglang.bench_serving`), not of "
+                     "the server: this server launch exits with `unrecognized arguments`; run the benchmark "
+                     "against a running server instead")
 
 
 def _cli_word(ctx: LaunchContext, prob: ArgProblem) -> Iterator[Violation]:
