@@ -23,7 +23,6 @@ launch is judged by each (only what every one of them rejects is reported).
 """
 from __future__ import annotations
 
-import fnmatch
 import os
 import re
 from pathlib import Path
@@ -34,6 +33,8 @@ from kimi_lsp.text import Span
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from kimi_lsp.workspace import Workspace
 
 
@@ -52,8 +53,11 @@ class ReleaseEvidence:
 
 _VERSION = r"\d+\.\d+(?:\.\d+){1,2}(?:(?:a|b|rc)\d+)?(?:\.post\d+)?"
 # an image reference whose repository name says sglang (any registry), or sglang's AMD dev builds
-_IMAGE = re.compile(
-    r"(?<![\w./@-])((?:[\w.-]+(?::\d+)?/)*(?:[\w.-]*sglang[\w.-]*|sgl-dev):[\w.+-]+)(?![\w/])", re.IGNORECASE)
+# an image reference whose repository name says sglang (any registry), or sglang's AMD dev builds;
+# matched on the word around each "sglang"/"sgl-dev" (_image_words), never scanned for
+_IMAGE = re.compile(r"(?:[\w.-]+(?::\d+)?/)*(?:[\w.-]*sglang[\w.-]*|sgl-dev):[\w.+-]+", re.IGNORECASE)
+_IMAGE_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-/:+@")
+_IMAGE_NAME = re.compile(r"sglang|sgl-dev", re.IGNORECASE)
 # another package of the sglang project, with its own version numbers
 _NOT_SGLANG_IMAGE = re.compile(r"router|gateway|kt-kernel|sgl-kernel|diffusion", re.IGNORECASE)
 _TAG_RELEASE = re.compile(rf"^v?(?P<version>{_VERSION})(?:[-_.+][\w.+-]*)?$")
@@ -62,7 +66,7 @@ _PIN = re.compile(
     r"(?:[ \t]{0,8},[ \t]{0,8}(?:===?|>=|~=|<=|!=|>|<)[ \t]{0,8}[\w.*+!-]{1,40}){0,4})", re.IGNORECASE)
 _LOCK_ENTRY = re.compile(r'(?m)^name[ \t]*=[ \t]*"sglang"[ \t]*\r?\nversion[ \t]*=[ \t]*"(?P<version>[^"\n]{1,40})"')
 _GIT_URL_REF = re.compile(rf"git\+\S{{0,200}}?/sglang(?:\.git)?@v?(?P<version>{_VERSION})(?![\w]|\.\d)", re.IGNORECASE)
-_CLONE = re.compile(r"(?m)^[^\n]{0,400}?\bgit[ \t]+clone\b[^\n]{0,600}$")
+_CLONE = re.compile(r"\bgit[ \t]+clone\b")
 _CLONE_BRANCH = re.compile(rf"(?:-b|--branch)(?:[ \t]+|=)[\"']?v?(?P<version>{_VERSION})[\"']?(?![\w]|\.\d)")
 _CLONE_OWNER = re.compile(r"[/:](?P<owner>[\w.-]+)/sglang(?:\.git)?(?![\w.-])", re.IGNORECASE)
 _CHECKOUT = re.compile(rf"\bgit[ \t]+(?:checkout|switch)(?:[ \t]+-[\w-]+)*[ \t]+(?:tags/)?v(?P<version>{_VERSION})(?![\w]|\.\d)")
@@ -74,8 +78,11 @@ _PROSE = re.compile(rf"(?<![\w/.-])SGLang[ \t]+(?:version[ \t]+|release[ \t]+)?v
 
 def scan_text(path: Path, text: str) -> list[ReleaseEvidence]:
     """Every statement in ``text`` that names an sglang release shipped with kimi-lsp (or one it
-    can place among them), in file order."""
-    if "sgl" not in text and "SGL" not in text and "Sgl" not in text:
+    can place among them), in file order. Only the lines that mention sglang (and the line after
+    each, where a lock's version follows its name) are read: a repository's text is mostly other
+    things, and patterns tried at every position of it cost seconds on a large repository."""
+    low = text.lower()
+    if "sgl" not in low:
         return []
     found: list[tuple[int, ReleaseEvidence]] = []
     taken: list[tuple[int, int]] = []  # spans already read as one statement (an image's tag is no prose)
@@ -88,44 +95,99 @@ def scan_text(path: Path, text: str) -> list[ReleaseEvidence]:
         taken.append((start, end))
         found.append((start, ReleaseEvidence(releases, Location(path, Span(start, end)), what, beyond, fork)))
 
-    for m in _IMAGE.finditer(text):
-        ref = m.group(1)
-        placed = _image_releases(ref, Location(path, Span(m.start(1), m.end(1))))
+    clones_sglang = False
+    for lo, hi in _windows(text, low):
+        clones_sglang |= _scan_window(text, lo, hi, path, add)
+    if clones_sglang:
+        for m in _CHECKOUT.finditer(text):
+            add(m.start(), m.end(), f"`{_short(m.group(0))}` of sglang", *_placed(m.group("version")))
+    found.sort(key=lambda se: se[0])
+    return [e for _, e in found]
+
+
+def _windows(text: str, low: str) -> list[tuple[int, int]]:
+    """The spans of the lines that mention ``sgl``, each with the line after it, merged."""
+    out: list[tuple[int, int]] = []
+    i = low.find("sgl")
+    while i >= 0:
+        start = text.rfind("\n", 0, i) + 1
+        end = text.find("\n", i)
+        if end < 0:
+            end = len(text)
+        after = text.find("\n", end + 1) if end < len(text) else -1
+        stop = len(text) if after < 0 else after
+        if out and start <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], stop))
+        else:
+            out.append((start, stop))
+        i = low.find("sgl", end)
+    return out
+
+
+def _scan_window(text: str, lo: int, hi: int, path: Path, add: Any) -> bool:
+    """The statements in ``text[lo:hi]``; whether a line there clones sglang."""
+    for start, end in _image_words(text, lo, hi):
+        ref = text[start:end]
+        if _IMAGE.fullmatch(ref) is None:
+            continue
+        placed = _image_releases(ref, Location(path, Span(start, end)))
         if placed is not None:
-            add(m.start(1), m.end(1), f"image `{ref}`", *placed)
-    for m in _GIT_URL_REF.finditer(text):
+            add(start, end, f"image `{ref}`", *placed)
+    for m in _GIT_URL_REF.finditer(text, lo, hi):
         add(m.start(), m.end(), f"`{_short(m.group(0))}`", *_placed(m.group("version")))
-    for m in _PIN.finditer(text):
+    for m in _PIN.finditer(text, lo, hi):
         spec = re.sub(r"\s+", "", m.group("spec"))
         placed = _spec_releases(spec)
         if placed is not None:
             add(m.start(), m.end(), f"`{_short(m.group(0))}`", *placed)
-    for m in _LOCK_ENTRY.finditer(text):
+    for m in _LOCK_ENTRY.finditer(text, lo, hi):
         add(m.start(), m.end(), f"sglang {m.group('version')} in the lock", *_placed(m.group("version")))
     clones_sglang = False
-    for m in _CLONE.finditer(text):
-        line = m.group(0)
+    for m in _CLONE.finditer(text, lo, hi):
+        line_start = text.rfind("\n", 0, m.start()) + 1
+        line_end = text.find("\n", m.end())
+        line_end = len(text) if line_end < 0 else line_end
+        line = text[line_start:line_end]
         if "sglang" not in line.lower():
             continue
         clones_sglang = True
         b = _CLONE_BRANCH.search(line)
         if b is not None:
-            add(m.start() + b.start(), m.start() + b.end(), f"`git clone -b v{b.group('version')}` of sglang",
+            add(line_start + b.start(), line_start + b.end(), f"`git clone -b v{b.group('version')}` of sglang",
                 *_placed(b.group("version")))
             continue
         owner = _CLONE_OWNER.search(line)
         if owner is not None and owner.group("owner").lower() != "sgl-project":
-            add(m.start() + owner.start(), m.start() + owner.end(), f"a clone of the fork `{owner.group(0).lstrip('/:')}`",
-                (), fork=True)
-    if clones_sglang:
-        for m in _CHECKOUT.finditer(text):
-            add(m.start(), m.end(), f"`{_short(m.group(0))}` of sglang", *_placed(m.group("version")))
-    for m in _VARIABLE.finditer(text):
+            add(line_start + owner.start(), line_start + owner.end(),
+                f"a clone of the fork `{owner.group(0).lstrip('/:')}`", (), fork=True)
+    for m in _VARIABLE.finditer(text, lo, hi):
         add(m.start(), m.end(), f"`{_short(m.group(0))}`", *_placed(m.group("version")))
-    for m in _PROSE.finditer(text):
+    for m in _PROSE.finditer(text, lo, hi):
         add(m.start(), m.end(), f"\"{_short(m.group(0))}\"", *_placed(m.group("version")))
-    found.sort(key=lambda se: se[0])
-    return [e for _, e in found]
+    return clones_sglang
+
+
+def _image_words(text: str, lo: int = 0, hi: int | None = None) -> list[tuple[int, int]]:
+    """The spans of the words (image-reference characters) around each ``sglang``/``sgl-dev``, a
+    digest cut off: linear in the text, where a pattern tried at every position backtracks."""
+    out: list[tuple[int, int]] = []
+    last_end = -1
+    for m in _IMAGE_NAME.finditer(text, lo, len(text) if hi is None else hi):
+        if m.start() < last_end:
+            continue  # inside the word already read
+        a = m.start()
+        while a > 0 and text[a - 1] in _IMAGE_CHARS and m.start() - a < 300:
+            a -= 1
+        b = m.end()
+        while b < len(text) and text[b] in _IMAGE_CHARS and b - m.end() < 300:
+            b += 1
+        last_end = b
+        while a < m.start() and text[a] in ":/@.-":
+            a += 1  # a reference starts with a name
+        word = text[a:b].split("@", 1)[0].rstrip(".:-/")
+        if ":" in word:
+            out.append((a, a + len(word)))
+    return out
 
 
 def _short(words: str) -> str:
@@ -193,7 +255,8 @@ def _image_releases(ref: str, location: Location) -> tuple[tuple[str, ...], bool
 
 # -- names a file uses for other files -----------------------------------------------------------
 
-_SCRIPT_NAME = re.compile(r"[\w${}.*-]{0,120}\.(?:sh|bash|py|ya?ml|toml|sbatch|slurm)(?![\w])")
+_SCRIPT_SUFFIX = re.compile(r"\.(?:sh|bash|py|ya?ml|toml|sbatch|slurm)(?![\w])")
+_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_${}.*-")
 _PLACEHOLDER = re.compile(r"\$\{[^}]*\}|\{[^}]*\}|\$[A-Za-z_]\w*")
 _BUILD_REF = re.compile(r"(?m)^[ \t-]*(?:build|context|dockerfile)[ \t]*:[ \t]*[\"']?(?P<path>[\w./-]+)[\"']?[ \t]*(?:#.*)?$")
 
@@ -202,8 +265,11 @@ def name_patterns(text: str) -> tuple[str, ...]:
     """The file names ``text`` mentions, as shell-style patterns: a matrix's
     ``{model}_{prec}_{gpu}.sh`` becomes ``*_*_*.sh``."""
     out: set[str] = set()
-    for m in _SCRIPT_NAME.finditer(text):
-        word = m.group(0).rsplit("/", 1)[-1]
+    for m in _SCRIPT_SUFFIX.finditer(text):
+        a = m.start()
+        while a > 0 and text[a - 1] in _NAME_CHARS and m.start() - a < 120:
+            a -= 1
+        word = text[a:m.end()]
         glob = _PLACEHOLDER.sub("*", word)
         if glob.strip("*.") and len(glob.replace("*", "")) >= 4:
             out.add(glob)
@@ -333,7 +399,7 @@ class RepoIndex:
             if entry is not None:
                 near.extend(entry.evidence)
         for path, entry in self.entries.items():
-            if path != launch and any(fnmatch.fnmatchcase(launch.name, g) for g in entry.names):
+            if path != launch and any(_glob_match(launch.name, g) for g in entry.names):
                 near.extend(entry.evidence)
         if near:
             return "in a file that names or builds this launch", near
@@ -346,6 +412,24 @@ class RepoIndex:
                 break
             d = d.parent
         return "", []
+
+
+def _glob_match(name: str, glob: str) -> bool:
+    """``fnmatchcase`` for the globs ``name_patterns`` makes (``*`` its only wildcard), without
+    compiling a regular expression for each of a repository's thousands of names."""
+    if "*" not in glob:
+        return name == glob
+    parts = glob.split("*")
+    if not (name.startswith(parts[0]) and name.endswith(parts[-1])) or len(name) < len(parts[0]) + len(parts[-1]):
+        return False
+    at = len(parts[0])
+    stop = len(name) - len(parts[-1])
+    for part in parts[1:-1]:
+        found = name.find(part, at, stop)
+        if found < 0:
+            return False
+        at = found + len(part)
+    return True
 
 
 def _rel(d: Path, root: Path) -> str:

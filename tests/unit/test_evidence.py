@@ -96,3 +96,13 @@ def test_a_fix_is_offered_only_where_every_candidate_offers_it(tmp_path: Path) -
     diags = Engine(Workspace(root, stable=True)).lint_file(root / "serve.sh").diagnostics
     assert [(d.code, d.fixes) for d in diags] == [("KL201", ())]
     assert "did you mean" not in diags[0].message and "0.5.12 and 0.5.20" in diags[0].message
+
+
+@pytest.mark.parametrize("glob", ["*_*_*.sh", "dsr1_*.sh", "*.sh", "x*y*z", "dsr1_fp8_mi355x.sh", "*mi355x*", "a*a*a*a*b"])
+@pytest.mark.parametrize("name", ["dsr1_fp8_mi355x.sh", "xyz", "x_y_z.sh", "aaaaab", "mi355x", ".sh", "a*b"])
+def test_glob_match_is_fnmatchcase(glob: str, name: str) -> None:
+    import fnmatch
+
+    from kimi_lsp.evidence import _glob_match
+
+    assert _glob_match(name, glob) == fnmatch.fnmatchcase(name, glob)
