@@ -80,6 +80,7 @@ def _entries(release_dir: Path) -> dict[str, dict]:
                     "action": action_name,
                     "said": " ".join(said.split()),
                     "new_flag": _const(kw.get("new_flag")),
+                    "dest": _const(kw.get("dest")) or opt[2:].replace("-", "_"),
                     "takes_value": action_name == "DeprecatedAliasStoreAction"
                     or (action_name not in ("store_true", "store_false", "DeprecatedAction",
                                             "DeprecatedStoreTrueAction", "DeprecatedStoreConstAction")
@@ -130,6 +131,18 @@ def build(releases: list[tuple[str, Path]]) -> dict:
             "keeps_value": keeps_value,
             "value_map": dict(_MAPS.findall(e["said"])),
         }
+    # sglang maps old values by the option's dest, not by its spelling: an alias that shares the
+    # dest (and the new flag) of an option whose message names the mapping gets the same mapping
+    # (0.5.19: --nsa-prefill-cp-mode, dest dsa_prefill_cp_mode, like --dsa-prefill-cp-mode).
+    by_dest: dict[tuple[object, object], dict[str, str]] = {}
+    for opt, row in table.items():
+        e = seen[opt][1]
+        if row["value_map"]:
+            by_dest.setdefault((e["dest"], e["new_flag"]), {}).update(row["value_map"])
+    for opt, row in table.items():
+        e = seen[opt][1]
+        if row["keeps_value"] and not row["value_map"]:
+            row["value_map"] = dict(by_dest.get((e["dest"], e["new_flag"]), {}))
     return {"format": 1, "releases_read": [v for v, _ in releases], "flags": table}
 
 

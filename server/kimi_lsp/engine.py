@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from kimi_lsp import suppression
-from kimi_lsp._record import dataclass, field
+from kimi_lsp._record import dataclass, field, replace
 from kimi_lsp.config import Settings, find_config_file, load_settings
 from kimi_lsp.diagnostics import Applicability, Diagnostic, Edit, Fix, Location, Related, Severity
 from kimi_lsp.knowledge.schema import Schema, load_schema, load_schema_exact, shipped_versions
@@ -301,7 +301,8 @@ class Engine:
                 # what no sglang release accepts is worth saying.
                 candidates = every_release()
             out = self._lint_unknown_release(cmd, src, settings, result, governing, _unknown_why(release, ws),
-                                             candidates, release.hinted, _beyond_data(release))
+                                             candidates, release, _beyond_data(release))
+        out.extend(self._stale(cmd, src, settings, result, governing, release, schema, out))
         if cmd.doubt is not None:
             out = [_as_doubtful(d, cmd.doubt) for d in out]
         elif is_documentation(cmd.path):
@@ -322,7 +323,7 @@ class Engine:
 
     def _lint_unknown_release(self, cmd: LaunchCommand, src: SourceText, settings: Settings, result: FileResult,
                               governing: Callable[[], Governing], why: str, candidates: tuple[str, ...] | None = None,
-                              hinted: tuple[str, ...] = (), beyond: bool = False) -> list[Diagnostic]:
+                              release: ReleaseResolution | None = None, beyond: bool = False) -> list[Diagnostic]:
         """No release is known: report a schema problem only when every release the launch may
         run gives it (same code, same place), as a warning without a safe fix, saying so. Those
         releases are the evidence's ``candidates`` (a range, a dated nightly), else the recent
@@ -333,13 +334,15 @@ class Engine:
         an option or choice no release has may have been added: the rules then say nothing of a
         word unlike every known option or choice."""
         versions = recent_releases() if candidates is None else candidates
-        if hinted and versions:
-            # releases a README beside the launch names: judged by them too (they only widen)
-            order = {v: i for i, v in enumerate(shipped_versions())}
-            versions = tuple(sorted(set(versions) | set(hinted), key=order.__getitem__))
         schemas = [load_schema(v) for v in versions] or [load_schema(None)]
         newest = schemas[-1]
-        out = self._run_rules(cmd, src, settings, result, newest, governing, beyond=beyond)
+        # A release named newer than every schema (``sglang==0.5.24`` before kimi-lsp knows it) is
+        # judged by the newest schema all the same, as a warning that names the gap: an option
+        # added since may be reported, but a typo is never a silent pass. A build of main (a `dev`
+        # or nightly image: ``release.beyond``) runs code no release has yet, where the rules say
+        # nothing of a word unlike every known option or choice.
+        main_build = release is not None and release.beyond
+        out = self._run_rules(cmd, src, settings, result, newest, governing, beyond=main_build)
         if not versions:
             return [d for d in out if not _release_dependent(d.code)]
         out = [d for d in out if d.code not in _NOT_A_FAILURE]
@@ -347,27 +350,81 @@ class Engine:
         if not dependent:
             return out
         agreed = {_diag_key(d) for d in dependent}
+        # A fix is offered only where every candidate release offers the same edits: a
+        # replacement that exists from 0.5.14 on is no fix for a launch that may run 0.5.12.
+        fixable = {_diag_key(d): {_fix_key(f) for f in d.fixes if f.edits} for d in dependent}
         # only the rules that reported something can agree: the others' findings would be dropped
         asked = frozenset(d.code for d in dependent)
         for schema in schemas[:-1]:
-            others = self._run_rules(cmd, src, settings, result, schema, governing, dependent_only=True, beyond=beyond,
+            others = self._run_rules(cmd, src, settings, result, schema, governing, dependent_only=True, beyond=main_build,
                                      only=asked)
-            agreed &= {_diag_key(d) for d in others if _release_dependent(d.code)}
+            theirs = {_diag_key(d): d for d in others if _release_dependent(d.code)}
+            agreed &= set(theirs)
             if not agreed:
                 break
-        if hinted:
+            for key in agreed:
+                fixable[key] &= {_fix_key(f) for f in theirs[key].fixes if f.edits}
+        out = [_fixes_kept(d, fixable[_diag_key(d)]) if _diag_key(d) in fixable else d for d in out]
+        if candidates is not None and len(schemas) <= 4:
             span = ", ".join(s.version for s in schemas[:-1]) + f" and {newest.version}" if len(schemas) > 1 else newest.version
             note = f"in sglang {span}; the release that runs this launch is unknown: {why}"
         else:
             span = f"{schemas[0].version} to {newest.version}" if len(schemas) > 1 else newest.version
             note = f"in every sglang release from {span}; the release that runs this launch is unknown: {why}"
+        if beyond:
+            note += (f"; it may be newer than sglang {shipped_versions()[-1]}, the newest release kimi-lsp knows, "
+                     "where an option added since would be valid")
+        related = _evidence_related(release)
         kept: list[Diagnostic] = []
         for d in out:
             if not _release_dependent(d.code):
                 kept.append(d)
             elif _diag_key(d) in agreed:
-                kept.append(_as_guess(d, note))
+                g = _as_guess(d, note)
+                kept.append(replace(g, related=(*g.related, *related)) if related else g)
         return kept
+
+    def _stale(self, cmd: LaunchCommand, src: SourceText, settings: Settings, result: FileResult,
+               governing: Callable[[], Governing], release: ReleaseResolution, schema: Schema | None,
+               found: list[Diagnostic]) -> list[Diagnostic]:
+        """KL240: what the launch's own release accepts but today's newest sglang rejects (a
+        flag removed or renamed since). A claim about staleness, never that this launch fails:
+        judged only where the launch's release is known or narrowed, and none of its releases
+        is the newest."""
+        if not settings.enabled("KL240"):
+            return []
+        if schema is not None:
+            judged: tuple[str, ...] = (schema.version,)
+        elif release.candidates:
+            judged = release.candidates
+        else:
+            return []
+        newest_version = shipped_versions()[-1]
+        if newest_version in judged or release.beyond:
+            return []
+        newest = load_schema(newest_version)
+        there = self._run_rules(cmd, src, settings, result, newest, governing, dependent_only=True,
+                                only=frozenset({"KL201"}))
+        if not there:
+            return []
+        already = {_diag_key(d)[1:] for d in found}
+        on = judged[0] if len(judged) == 1 else (f"{', '.join(judged[:-1])} and {judged[-1]}" if len(judged) <= 4
+                                                 else f"{judged[0]} to {judged[-1]}")
+        whose = "the release this launch runs" if schema is not None else "the releases this launch may run"
+        if release.source_kind == "repository":
+            whose = "named in this repository"
+        elif release.last_change is not None:
+            shallow = ", a shallow clone's oldest commit" if release.last_change.shallow else ""
+            whose = f"current when the file was last committed, on {release.last_change.day}{shallow}"
+        out = []
+        for d in there:
+            if d.code != "KL201" or _diag_key(d)[1:] in already:
+                continue
+            valid = f"Valid on sglang {on}" if len(judged) == 1 else f"Valid on at least one of sglang {on}"
+            message = f"{valid} ({whose}), but today's sglang {newest_version} rejects it at start-up: {d.message}"
+            out.append(Diagnostic("KL240", message, d.location, Severity.INFO, (),
+                                  (*d.related, *_evidence_related(release)), d.data))
+        return out
 
     def _run_rules(self, cmd: LaunchCommand, src: SourceText, settings: Settings, result: FileResult,
                    schema: Schema, governing: Callable[[], Governing], dependent_only: bool = False, beyond: bool = False,
@@ -727,6 +784,44 @@ def _name_release(d: Diagnostic, release: ReleaseResolution, workspace: Workspac
     if release.location is not None and release.source_kind != "setting":
         related = (*related, Related(release.location, f"sglang {release.version} assumed from this {_KIND_WORDS.get(release.source_kind, release.source_kind)}"))
     return Diagnostic(d.code, f"{d.message} ({describe(release, workspace)})", d.location, d.severity, d.fixes, related, d.data)
+
+
+def _fix_key(f: Fix) -> tuple[object, ...]:
+    return tuple((e.path, e.span, e.new_text) for e in f.edits)
+
+
+def _fixes_kept(d: Diagnostic, keep: set[tuple[object, ...]]) -> Diagnostic:
+    """``d`` with the edits of the fixes not in ``keep`` dropped (their titles stay, display-only:
+    the hint is still worth reading, but no edit is made that some candidate release rejects)."""
+    fixes: list[Fix] = []
+    message = d.message
+    for f in d.fixes:
+        if not f.edits or _fix_key(f) in keep:
+            fixes.append(f)
+        elif f.title.startswith("Did you mean "):
+            # a guess from one release's spelling, which another candidate would guess otherwise
+            message = message.replace(f" ({f.title[0].lower()}{f.title[1:]})", "")
+        else:
+            fixes.append(Fix(f.title, (), Applicability.DISPLAY_ONLY, f.followup))
+    if tuple(fixes) == d.fixes:
+        return d
+    return Diagnostic(d.code, message, d.location, d.severity, tuple(fixes), d.related, d.data)
+
+
+# Evidence places added to a diagnostic's related locations, at most.
+_RELATED_EVIDENCE = 3
+
+
+def _evidence_related(release: ReleaseResolution | None) -> tuple[Related, ...]:
+    """Where the repository names the releases a launch was judged by (release.from_repository),
+    for the report's related locations and `--format json`."""
+    if release is None or not release.evidence:
+        return ()
+    out = []
+    for e in release.evidence[:_RELATED_EVIDENCE]:
+        names = " / ".join(e.releases)
+        out.append(Related(e.location, f"{e.what} names sglang {names}"))
+    return tuple(out)
 
 
 def _as_guess(d: Diagnostic, note: str) -> Diagnostic:

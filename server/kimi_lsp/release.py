@@ -42,6 +42,8 @@ if TYPE_CHECKING:
     from typing import Any
 
     from kimi_lsp.config import Settings
+    from kimi_lsp.evidence import ReleaseEvidence
+    from kimi_lsp.gitdate import LastChange
     from kimi_lsp.pins.discovery import Governing
     from kimi_lsp.pins.model import Pin, PinSource
     from kimi_lsp.surfaces.model import LaunchCommand
@@ -87,10 +89,10 @@ class ReleaseResolution:
     # range pin, a dated nightly image); () when no shipped schema can speak for it (a repository
     # carrying its own sglang source); None: no narrowing, the engine takes the recent releases.
     candidates: tuple[str, ...] | None = None
-    # For an unknown release with no evidence of its own: releases a document beside the launch
-    # names (a README's image or pip line). Weak evidence: they widen the releases the launch is
-    # judged by, never narrow them.
-    hinted: tuple[str, ...] = ()
+    # For an unknown release: the places in the repository that name the candidates (evidence.py),
+    # nearest scope first, or the day the file was last committed (gitdate.py).
+    evidence: tuple[ReleaseEvidence, ...] = ()
+    last_change: LastChange | None = None
     # The launch may run code newer than every shipped schema (main: `dev`/nightly builds; a
     # build after the newest release): options and choices added since may exist there.
     beyond: bool = False
@@ -124,7 +126,7 @@ def resolve_release(cmd: LaunchCommand, governing: Governing | None, workspace: 
     if res.source_kind in ("setting", "image", "fork"):
         return res
     if res.source_kind == "none":
-        res = _with_doc_hints(res, cmd.path, workspace)
+        res = from_repository(res, cmd, workspace)
     patch = sglang_args_patch(cmd.path, workspace)
     if patch is None:
         return res
@@ -380,83 +382,97 @@ def _dev_build(ref: str, tag: str, digest: str, location: Location) -> ImageRele
                         candidates=between, beyond=len(between) == 1)
 
 
-# -- documents beside the launch ------------------------------------------------------------
+# -- the repository and its history ------------------------------------------------------------
 
-# A README next to a script often says which image or release the script runs in ("start the
-# container `rocm/sgl-dev:v0.5.8-rocm700-mi35x-20260202`, then run start_decode.sh").
-_DOC_NAMES = r"(?i)^(readme(\.[a-z]+)?|.*\.(md|mdx|rst|txt))$"
-_DOC_IMAGE = r"(?<![\w./-])((?:[\w.-]+/)*(?:lmsysorg/sglang|rocm/sgl-dev)(?::[\w.-]+)?)(?![\w/])"
-_DOC_PIN = r"(?<![\w.-])sglang(?:\[[\w,\s-]*\])?\s*==\s*v?(\d+(?:\.\d+){1,3}(?:\.post\d+)?)(?![\w.])"
-_DOC_FILES = 8  # documents read per directory, at most
-_DOC_BYTES = 256 * 1024
+# Releases named this many places or fewer are listed in messages; more are counted.
+_SHOWN_EVIDENCE = 3
 
 
-def _with_doc_hints(res: ReleaseResolution, launch: Path, workspace: Workspace) -> ReleaseResolution:
-    """``res`` (an unknown release, nothing found) widened by the releases the documents in the
-    launch's directory name, with the first of them named in ``why``."""
-    hint = doc_hints(launch, workspace)
-    if hint is None:
-        return res
-    releases, loc, what = hint
-    why = f"{res.why}; {what} at {where(loc, workspace)} beside it names sglang {' / '.join(releases)}"
-    return replace(res, why=why, hinted=releases)
+def from_repository(res: ReleaseResolution, cmd: LaunchCommand, workspace: Workspace) -> ReleaseResolution:
+    """``res`` (nothing beside the launch names its release) narrowed by what the repository says
+    (evidence.py: the nearest scope that names releases, the union of what it names), else by
+    the day the file was last committed (gitdate.py: the releases recent on that day and the
+    next one). Only with neither are today's newest releases the candidates, and ``why`` says so."""
+    from kimi_lsp import evidence as ev
+
+    root = _evidence_root(cmd.path, workspace)
+    text = workspace.text(cmd.path) or ""
+    own = ev.scan_text(cmd.path, text)
+    refs = ev.referenced_files(cmd.path, text, workspace)
+    index = ev.repo_index(root, workspace)
+    scope, found = index.for_launch(cmd.path, own, refs)
+    if not found:
+        found = [e for p, entry in sorted(index.entries.items()) if p != cmd.path for e in entry.evidence]
+        scope = "elsewhere in the repository"
+    fork = next((e for e in found if e.fork), None)
+    if fork is not None:
+        return unknown(f"the repository installs sglang from a fork ({fork.what} at {where(fork.location, workspace)}), "
+                       "which may define any argument", "fork", "", fork.location, candidates=())
+    releases, beyond = ev.releases_of(found)
+    if releases:
+        first = found[0]
+        more = f" and {len(found) - 1} more place{'s' if len(found) > 2 else ''}" if len(found) > 1 else ""
+        shown = _span_words(releases)
+        why = (f"nothing beside it pins sglang; the repository names sglang {shown} "
+               f"({first.what} at {where(first.location, workspace)} {scope}{more})")
+        return replace(res, source_kind="repository", why=why, candidates=releases, beyond=beyond,
+                       evidence=tuple(found))
+    return _from_history(res, cmd, root, workspace)
 
 
-def doc_hints(launch: Path, workspace: Workspace) -> tuple[tuple[str, ...], Location, str] | None:
-    """Releases named by the documents (README, ``*.md``, ``*.rst``, ``*.txt``) in the launch's
-    directory, as images of sglang or ``sglang==X`` pins, with the first place and what it is;
-    None when no document there names a shipped release."""
-    d = launch.parent
-    # One CLI lint: once per directory (and per launch that is itself one of its documents).
-    listed = workspace.remembered(("doc-names", d), lambda: _doc_names(d, workspace))
-    if listed is None:
-        return None  # not listable
-    own = launch.name if launch.name in listed else ""
-    return workspace.remembered(("doc-hints", d, own), lambda: _doc_hints(d, listed, own, workspace))
+def _from_history(res: ReleaseResolution, cmd: LaunchCommand, root: Path, workspace: Workspace) -> ReleaseResolution:
+    from kimi_lsp.gitdate import LastChange, last_change
+
+    changed = workspace.remembered(("last-change", cmd.path), lambda: last_change(cmd.path, root, workspace))
+    if not isinstance(changed, LastChange):
+        return replace(res, why=f"nothing in the repository names it, and {changed.why}: judged by today's newest releases")
+    candidates = releases_at(changed.day)
+    shallow = " (a shallow clone: the file may be older)" if changed.shallow else ""
+    if not candidates:
+        return replace(res, source_kind="history", last_change=changed, candidates=(),
+                       why=f"the file was last committed on {changed.day}{shallow}, before every release kimi-lsp knows")
+    newest_then = candidates[-2] if len(candidates) > 1 and _released_after(candidates[-1], changed.day) else candidates[-1]
+    why = (f"nothing in the repository names it; the file was last committed on {changed.day} "
+           f"(commit {changed.commit}){shallow}, when sglang {newest_then} was current")
+    return replace(res, source_kind="history", last_change=changed, candidates=candidates, why=why)
 
 
-def _doc_names(d: Path, workspace: Workspace) -> tuple[str, ...] | None:
-    """The documents in ``d`` (sorted), None when it cannot be listed."""
-    from kimi_lsp.workspace import ABSENT
-
-    entries = workspace.listing(str(d))
-    if entries is None or entries is ABSENT:
-        return None
-    return tuple(sorted(n for n in entries if re.match(_DOC_NAMES, n)))
+def _evidence_root(launch: Path, workspace: Workspace) -> Path:
+    """The repository of ``launch``; without one, the workspace root when the launch lies under
+    it, else the launch's own directory (never a walk of the whole filesystem)."""
+    ws_root = workspace.root
+    fallback = ws_root if ws_root is not None and ws_root in launch.parents else launch.parent
+    return workspace.repo_root(launch.parent, fallback)
 
 
-def _doc_hints(d: Path, listed: tuple[str, ...], own_name: str, workspace: Workspace
-               ) -> tuple[tuple[str, ...], Location, str] | None:
-    from kimi_lsp.knowledge.schema import shipped_versions
-    from kimi_lsp.workspace import touched
+def _span_words(releases: tuple[str, ...]) -> str:
+    if len(releases) <= 4:
+        return ", ".join(releases[:-1]) + (" and " if len(releases) > 1 else "") + releases[-1]
+    return f"{releases[0]} to {releases[-1]} ({len(releases)} releases)"
 
-    names = [n for n in listed if n != own_name]
-    touched(d)  # a README added later changes the answer: the cache must see it
-    shipped = set(shipped_versions())
-    found: list[str] = []
-    first: tuple[Location, str] | None = None
-    for name in names[:_DOC_FILES]:
-        path = d / name
-        text = workspace.text(path)
-        if text is None or len(text) > _DOC_BYTES or "sgl" not in text:
-            continue
-        for m in re.finditer(_DOC_IMAGE, text):
-            img = parse_image(m.group(1), Location(path, Span(m.start(1), m.end(1))))
-            if img is None:
-                continue
-            named = (img.version,) if img.version else (img.candidates or ())
-            new = [v for v in named if v in shipped and v not in found]
-            if new:
-                found.extend(new)
-                first = first or (img.location, f"image `{m.group(1)}`")
-        for m in re.finditer(_DOC_PIN, text):
-            if m.group(1) in shipped and m.group(1) not in found:
-                found.append(m.group(1))
-                first = first or (Location(path, Span(m.start(), m.end())), f"`{m.group(0)}`")
-    if not found or first is None:
-        return None
-    order = {v: i for i, v in enumerate(shipped_versions())}
-    return tuple(sorted(found, key=order.__getitem__)), first[0], first[1]
+
+# Releases recent on a day: as many as an unpinned launch is judged by today (engine.RECENT_RELEASES).
+_RECENT_AT_DAY = 3
+
+
+def releases_at(day: str) -> tuple[str, ...]:
+    """The releases a file last changed on ``day`` may have been written for: the newest few
+    published by then (each in its newest ``.postN`` of that time) and the first one after it
+    (a file is often written for the release about to come). () before the first release."""
+    dates = _release_dates()
+    before = [v for v, d in dates if d <= day and not re.search(r"(a|b|rc|dev)\d*$", v)]
+    after = [v for v, d in dates if d > day and not re.search(r"(a|b|rc|dev|\.post)\d*$", v)]
+    if not before:
+        return ()
+    newest: dict[str, str] = {}  # base release -> its newest .postN by ``day``
+    for v in before:
+        newest[re.sub(r"\.post\d+$", "", v)] = v
+    recent = list(newest.values())[-_RECENT_AT_DAY:]
+    return tuple(recent + after[:1])
+
+
+def _released_after(version: str, day: str) -> bool:
+    return any(v == version and d > day for v, d in _release_dates())
 
 
 # -- Helm ------------------------------------------------------------------------------------

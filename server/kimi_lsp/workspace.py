@@ -164,7 +164,21 @@ class Workspace:
         self._cache.pop(path, None)
         self.memo.clear()
 
+    def overlay(self, path: Path) -> str | None:
+        """The editor's unsaved text of ``path``, if it has one."""
+        return self._overlays.get(normalize_path(path))
+
     def invalidate(self, path: Path | None = None) -> None:
+        # the repositories' release evidence (evidence.py): only the changed file is read again
+        indexes = self.__dict__.get("_kimi_lsp_repo_index")
+        if indexes:
+            if path is None:
+                indexes.clear()
+            else:
+                changed = normalize_path(path)
+                for index in indexes.values():
+                    if index.root in changed.parents:
+                        index.forget(changed)
         self._roots.clear()  # a new or removed .git anywhere: cheap to recompute
         self._real_dirs.clear()
         self._real_files.clear()

@@ -224,3 +224,21 @@ async def test_broken_yaml_is_kl001_and_server_stays_up(tmp_path: Path) -> None:
             T.HoverParams(text_document=T.TextDocumentIdentifier(uri=bu), position=T.Position(line=40, character=99))
         )
         assert hover is None
+
+
+async def test_hover_on_a_launch_shows_its_release_and_evidence(tmp_path: Path) -> None:
+    # nothing beside the script pins sglang; the matrix that names it gives its image
+    serve = "#!/bin/bash\npython3 -m sglang.launch_server --model-path Qwen/Qwen3-8B --cuda-graph-max-bs 256\n"
+    matrix = 'bench:\n  image: lmsysorg/sglang:v0.5.12-cu129\n  script: "bench_{gpu}.sh"\n'
+    project = make_project(tmp_path, {"bench/bench_h100.sh": serve, "configs/matrix.yaml": matrix})
+    (project / "requirements.txt").unlink()
+    async with lsp(project, push_capabilities()) as client:
+        u = open_doc(client, project / "bench/bench_h100.sh", "shellscript")
+        await diagnostics(client, u)
+        on_program = await client.text_document_hover_async(
+            T.HoverParams(text_document=T.TextDocumentIdentifier(uri=u), position=T.Position(line=1, character=12)))
+        text = on_program.contents.value
+        assert "sglang launch" in text and "0.5.12" in text and "configs/matrix.yaml:2" in text
+        on_flag = await client.text_document_hover_async(
+            T.HoverParams(text_document=T.TextDocumentIdentifier(uri=u), position=T.Position(line=1, character=70)))
+        assert "`--cuda-graph-max-bs`" in on_flag.contents.value and "configs/matrix.yaml:2" in on_flag.contents.value

@@ -264,3 +264,13 @@ def test_parse_instructions_masks_continuations() -> None:
 )
 def test_detect_dockerfile(name: str, surface: Surface | None) -> None:
     assert detect_surface(Path("/repo") / name, "FROM x\n") is surface
+
+
+def test_a_script_run_on_without_backslashes_is_one_defect() -> None:
+    # Docker stops at the first unknown instruction: the script's other lines are no more defects
+    text = ('FROM lmsysorg/sglang:v0.5.23\nRUN python -c "\nimport sglang\nprint(sglang.__version__)\n"\n'
+            'CMD ["python3", "-m", "sglang.launch_server", "--model-path", "Qwen/Qwen3-8B"]\n')
+    res = read(text)
+    unknown = [p.message for p in res.problems if p.message.startswith("unknown Dockerfile instruction")]
+    assert unknown == ["unknown Dockerfile instruction: import"]
+    assert len(res.launches) == 1  # the launch after it is still read

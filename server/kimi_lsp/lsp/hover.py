@@ -44,6 +44,23 @@ def flag_hover(session: Session, path: Path, offset: int) -> tuple[str, Span] | 
     return f"`{at.hit.written}` is not an sglang {at.schema.version} flag", at.hit.span
 
 
+def launch_hover(session: Session, path: Path, offset: int, on_flag: bool) -> tuple[str, Span] | None:
+    """The launch under the cursor: the sglang release it is judged by and the evidence for it, and
+    the pins that govern it (the same answer as `kimi-lsp launches`). On the launch's program
+    (``python -m sglang.launch_server``) alone; appended to a flag's hover inside the launch."""
+    from kimi_lsp import launch_info
+
+    try:
+        infos = launch_info.launches_in(session.engine, path)
+    except Exception:  # noqa: BLE001 - a hover must never take the lint thread down
+        return None
+    for info in infos:
+        inside = info.launch_span.start <= offset <= info.launch_span.end
+        if (on_flag and inside) or info.span.start <= offset <= info.span.end:
+            return launch_info.markdown(info, session.engine.workspace), info.span
+    return None
+
+
 def hover_at(session: Session, snaps: Snaps, uri: str, pos: T.Position) -> T.Hover | None:
     """On the lint thread."""
     session.sync(snaps)
@@ -53,8 +70,13 @@ def hover_at(session: Session, snaps: Snaps, uri: str, pos: T.Position) -> T.Hov
         return None
     offset = convert.offset_of(lines, pos, session.encoding)
     found = rule_hover(lines, offset) or pindoc.pin_hover(session, path, offset) or flag_hover(session, path, offset)
+    launch = launch_hover(session, path, offset, on_flag=found is not None)
     if found is None:
-        return None
+        if launch is None:
+            return None
+        found = launch
+    elif launch is not None:
+        found = (f"{found[0]}\n\n---\n\n{launch[0]}", found[1])
     text, span = found
     return T.Hover(
         contents=T.MarkupContent(kind=T.MarkupKind.Markdown, value=text),

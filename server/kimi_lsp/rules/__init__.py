@@ -61,6 +61,40 @@ select = ["KL1"]
         FixAvailability.NEVER, lambda ctx: iter(()),
     ),
     Rule(
+        "KL240", "removed-in-later-release", Severity.INFO,
+        """A flag the launch's own sglang release accepts, which a later release removed or renamed.
+
+## What it does
+Reports, as information, an argument that is valid on the release the launch runs (its image,
+pins, or the releases the repository names or the file's last commit date admits) but unknown
+to the newest sglang release kimi-lsp knows, with what sglang itself said replaces it. It is a
+claim about staleness, not a failure: the launch works on its release. It says nothing when the
+launch's release is today's newest, or unknown and unnarrowed.
+
+## Why is this bad?
+Whoever copies the launch onto today's sglang (an image bump, a guide's reader) gets
+`error: unrecognized arguments` at start-up.
+
+## Example
+The launch runs sglang 0.5.12 (here by the `sglang-version` setting; as well its image, a pin, a
+release the repository names, or the day the file was last committed):
+```bash
+# kimi-lsp.toml: sglang-version = "0.5.12"
+python -m sglang.launch_server --model-path Qwen/Qwen3-8B --cuda-graph-max-bs 256
+```
+
+Use instead: the replacement sglang named, once the launch moves to a release that has it:
+```bash
+python -m sglang.launch_server --model-path Qwen/Qwen3-8B --cuda-graph-max-bs-decode 256
+```
+
+## Fix safety
+No fix is offered: the replacement is not valid on the launch's own release. Select the rule
+out (`ignore = ["KL240"]`) where a repository stays on its release on purpose.
+""",
+        FixAvailability.NEVER, lambda ctx: iter(()),
+    ),
+    Rule(
         "KL901", "unused-suppression", Severity.WARNING,
         """A `# kimi-lsp: ignore[...]` comment that suppresses nothing.
 

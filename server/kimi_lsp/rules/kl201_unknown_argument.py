@@ -70,9 +70,14 @@ def check(ctx: LaunchContext) -> Iterator[Violation]:
     if launch.command.entry is not Entry.ENGINE:  # keyword arguments meet no argparse action
         yield from _accepted_uses(ctx)
     first_ambiguous = next((p for p in launch.problems if p.kind is ArgProblemKind.AMBIGUOUS), None)
+    bench = _bench_problems(ctx)
+    if bench:
+        yield _bench_command(ctx, bench)
     for prob in launch.problems:
         if prob.kind not in (ArgProblemKind.UNKNOWN, ArgProblemKind.AMBIGUOUS) or not _args.is_literal(prob.token, prob.origin):
             continue
+        if prob in bench:
+            continue  # said once, for the whole benchmark command
         if prob.origin is Origin.CLI and launch.command.entry is Entry.NO_CONFIG:
             continue  # benchmark entry points add their own flags to the parser
         if launch.command.entry is Entry.ENGINE:
@@ -156,6 +161,36 @@ def _accepted_uses(ctx: LaunchContext) -> Iterator[Violation]:
             " (a release that adds an option starting alike makes it ambiguous)",
             fixes=_offer(fix), severity=Severity.WARNING,
         )
+
+
+# a server launch with this many options of sglang's serving benchmark is a benchmark command
+_BENCH_OPTIONS_AT_LEAST = 2
+
+
+def _bench_problems(ctx: LaunchContext) -> list[ArgProblem]:
+    """The unknown command-line options of a server launch that are sglang's serving benchmark's,
+    when there are several: ``sglang serve --backend sglang --dataset-name random ...``."""
+    launch = ctx.launch
+    if launch.command.entry not in (Entry.LAUNCH_SERVER, Entry.SERVE):
+        return []
+    unknown = [p for p in launch.problems if p.kind is ArgProblemKind.UNKNOWN and p.origin is Origin.CLI
+               and _args.is_literal(p.token, p.origin)]
+    if len(unknown) < _BENCH_OPTIONS_AT_LEAST:
+        return []
+    from kimi_lsp.knowledge.bench_options import bench_serving_options
+
+    options = bench_serving_options()
+    bench = [p for p in unknown if p.token.value.split("=", 1)[0] in options]
+    return bench if len(bench) >= _BENCH_OPTIONS_AT_LEAST else []
+
+
+def _bench_command(ctx: LaunchContext, bench: list[ArgProblem]) -> Violation:
+    names = [p.token.value.split("=", 1)[0] for p in bench]
+    shown = ", ".join(f"`{n}`" for n in names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
+    return Violation(_args.problem_location(ctx.launch, bench[0]),
+                     f"{shown} are options of sglang's serving benchmark (`python -m sglang.bench_serving`), not of "
+                     "the server: this server launch exits with `unrecognized arguments`; run the benchmark "
+                     "against a running server instead")
 
 
 def _cli_word(ctx: LaunchContext, prob: ArgProblem) -> Iterator[Violation]:
@@ -266,6 +301,11 @@ def _engine_keyword(ctx: LaunchContext, prob: ArgProblem) -> Iterator[Violation]
     where = _args.problem_location(launch, prob)
     schema = launch.schema
     option = "--" + key.replace("_", "-")
+    gone = retired(option)
+    if gone is not None:  # sglang's own words name the replacement: no guess from spelling
+        what = f"`{key}` is not a ServerArgs field: sglang raises `TypeError: Unexpected keyword argument '{key}'`"
+        yield Violation(where, f"{what}; sglang removed `{option}` (still in {gone.last_seen}){_retired_field(schema, gone)}")
+        return
     flag = schema.exact(option)  # an alias or another spelling of a field's flag
     if flag is None:
         near = schema.closest(option)
@@ -280,6 +320,20 @@ def _engine_keyword(ctx: LaunchContext, prob: ArgProblem) -> Iterator[Violation]
         fixes = (_hint(ctx, Fix(title, (edit,), Applicability.UNSAFE), title),)
     hint = f" (did you mean `{guess}`?)" if guess else ""
     yield Violation(where, f"`{key}` is not a ServerArgs field: sglang raises `TypeError: Unexpected keyword argument '{key}'`{hint}", fixes=fixes)
+
+
+def _retired_field(schema: Schema, gone: RetiredFlag) -> str:
+    """How sglang's replacement for a retired flag is written as a ServerArgs keyword, when it can
+    be written for this release."""
+    if not gone.replacement or _blocker(schema, gone) is not None:
+        return ""
+    new = schema.exact(gone.replacement[0])
+    if new is None:
+        return ""
+    name = field_name(new)
+    if len(gone.replacement) == 2:
+        return f"; use `{name}={gone.replacement[1]!r}`"
+    return f"; use `{name}`" + (" (same values)" if gone.keeps_value and not gone.value_map else "")
 
 
 def _list(options: tuple[str, ...]) -> str:

@@ -79,6 +79,7 @@ def parse(text: str) -> tuple[str, list[Instruction], list[SyntaxProblem]]:
             escape = m.group(2)
     instructions: list[Instruction] = []
     problems: list[SyntaxProblem] = []
+    unknown_seen = False
     li = 0
     while li < len(lines):
         start, end, _ = lines[li]
@@ -112,9 +113,13 @@ def parse(text: str) -> tuple[str, list[Instruction], list[SyntaxProblem]]:
             last = nxt_line
         end_offset = lines[last][1]
         if m is None or keyword not in KNOWN_INSTRUCTIONS:
-            word = stripped.split(None, 1)[0] if stripped.split() else stripped
-            at = start + (len(content) - len(stripped))
-            problems.append(SyntaxProblem(f"unknown Dockerfile instruction: {word[:40]}", Span(at, at + len(word))))
+            # Docker stops at the first unknown instruction and reports that one: the lines after
+            # it (a `RUN python -c "` whose script runs on without backslashes) are one defect
+            if not unknown_seen:
+                word = stripped.split(None, 1)[0] if stripped.split() else stripped
+                at = start + (len(content) - len(stripped))
+                problems.append(SyntaxProblem(f"unknown Dockerfile instruction: {word[:40]}", Span(at, at + len(word))))
+                unknown_seen = True
             li = last + 1
             continue
         args_start = start + m.end(1)
