@@ -79,9 +79,12 @@ def cache_root() -> str | None:
     return os.path.join(home, ".cache", "kimi-lsp") if os.path.isabs(home) else None
 
 
-def _mine(st: os.stat_result) -> bool:
+_POSIX = os.name == "posix"  # (Windows reports no owner and no group/other bits: its ACLs decide)
+
+
+def mine(st: os.stat_result) -> bool:
     """Owned by the effective user and writable by nobody else."""
-    return (_euid is None or st.st_uid == _euid()) and not st.st_mode & 0o022
+    return not _POSIX or ((_euid is None or st.st_uid == _euid()) and not st.st_mode & 0o022)
 
 
 def trusted_dir(path: str) -> bool:
@@ -92,7 +95,7 @@ def trusted_dir(path: str) -> bool:
         st = os.lstat(path)
     except (OSError, ValueError):
         return False
-    return stat.S_ISDIR(st.st_mode) and _mine(st)
+    return stat.S_ISDIR(st.st_mode) and mine(st)
 
 
 def secure_dir(path: str, create: bool = True) -> bool:
@@ -173,7 +176,7 @@ def read(path: str | None, ident: object) -> tuple[Any, Any] | None:
         import stat
 
         st = os.fstat(fd)
-        if not (stat.S_ISREG(st.st_mode) and _mine(st)) or st.st_size < 12:
+        if not (stat.S_ISREG(st.st_mode) and mine(st)) or st.st_size < 12:
             return None
         import mmap
 

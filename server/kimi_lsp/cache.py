@@ -102,11 +102,7 @@ def _trusted(st: os.stat_result) -> bool:
     """An entry this user wrote, that nobody else can have rewritten."""
     import stat as _stat
 
-    if not _stat.S_ISREG(st.st_mode):
-        return False
-    if hasattr(os, "geteuid") and st.st_uid != os.geteuid():
-        return False
-    return not st.st_mode & (_stat.S_IWGRP | _stat.S_IWOTH)
+    return _stat.S_ISREG(st.st_mode) and _kept.mine(st)
 
 
 def enabled(no_cache: bool = False) -> bool:
@@ -326,7 +322,8 @@ class Cache:
         try:
             import stat as _stat
 
-            if not (_stat.S_ISDIR(os.fstat(dfd).st_mode) and _trusted_dir_stat(os.fstat(dfd))):
+            st = os.fstat(dfd)
+            if not (_stat.S_ISDIR(st.st_mode) and _kept.mine(st)):
                 return
             entries = []
             with os.scandir(dfd) as it:
@@ -350,10 +347,6 @@ def _is_entry_name(name: str) -> bool:
     """``<16 hex digits>.bin``: the only names ``store`` gives entries."""
     head, dot, ext = name.partition(".")
     return dot == "." and ext == "bin" and len(head) == 16 and all(c in "0123456789abcdef" for c in head)
-
-
-def _trusted_dir_stat(st: os.stat_result) -> bool:
-    return (not hasattr(os, "geteuid") or st.st_uid == os.geteuid()) and not st.st_mode & 0o022
 
 
 def _create(path: str, data: bytes) -> bool:
