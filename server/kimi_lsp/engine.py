@@ -408,6 +408,7 @@ class Engine:
         if not there:
             return []
         already = {_diag_key(d)[1:] for d in found}
+        judged_schemas = [load_schema(v) for v in judged]
         on = judged[0] if len(judged) == 1 else (f"{', '.join(judged[:-1])} and {judged[-1]}" if len(judged) <= 4
                                                  else f"{judged[0]} to {judged[-1]}")
         whose = "the release this launch runs" if schema is not None else "the releases this launch may run"
@@ -420,6 +421,8 @@ class Engine:
         for d in there:
             if d.code != "KL201" or _diag_key(d)[1:] in already:
                 continue
+            if not _accepted_by_any(d, judged_schemas, self.workspace):
+                continue  # not a flag the launch's release has either (or a file it never reads)
             valid = f"Valid on sglang {on}" if len(judged) == 1 else f"Valid on at least one of sglang {on}"
             message = f"{valid} ({whose}), but today's sglang {newest_version} rejects it at start-up: {d.message}"
             out.append(Diagnostic("KL240", message, d.location, Severity.INFO, (),
@@ -784,6 +787,20 @@ def _name_release(d: Diagnostic, release: ReleaseResolution, workspace: Workspac
     if release.location is not None and release.source_kind != "setting":
         related = (*related, Related(release.location, f"sglang {release.version} assumed from this {_KIND_WORDS.get(release.source_kind, release.source_kind)}"))
     return Diagnostic(d.code, f"{d.message} ({describe(release, workspace)})", d.location, d.severity, d.fixes, related, d.data)
+
+
+def _accepted_by_any(d: Diagnostic, schemas: list[Schema], ws: Workspace) -> bool:
+    """Whether the word ``d`` sits on (an option, a ``--config`` key, a ServerArgs keyword) names
+    one flag of at least one of ``schemas``."""
+    from kimi_lsp.knowledge.schema import Flag
+
+    text = ws.text(d.location.path)
+    if text is None:
+        return False
+    word = text[d.location.span.start : d.location.span.end].strip().strip("\"'").split("=", 1)[0]
+    if not word.startswith("-"):
+        word = "--" + word.replace("_", "-")
+    return any(isinstance(s.match(word), Flag) for s in schemas)
 
 
 def _fix_key(f: Fix) -> tuple[object, ...]:
