@@ -177,3 +177,19 @@ def test_lifecycle_errors_are_the_protocol_ones(tmp_path: Path) -> None:
     assert got[3] == {"id": 3, "jsonrpc": "2.0", "result": None}
     assert got[4]["error"]["code"] == -32600
     assert proc.returncode == 0, proc.stderr
+
+
+def test_a_request_nested_too_deeply_to_read_is_answered(client: Client) -> None:
+    """Red team L1: 200,000 nested `[` raise RecursionError in the JSON reader; the request was
+    dropped and its client waited for ever. It is answered with InvalidRequest, and the server
+    goes on answering."""
+    uri = _open(client)
+    client.diagnostics_for(uri, 1, timeout=60)
+    deep = b'{"jsonrpc":"2.0","id":9002,"method":"textDocument/hover","params":' + b"[" * 200_000 + b"]" * 200_000 + b"}"
+    client.raw(b"Content-Length: %d\r\n\r\n" % len(deep) + deep)
+    res = client.wait(9002, timeout=30)
+    assert res["error"]["code"] == -32600
+    notice = b'{"jsonrpc":"2.0","method":"workspace/didChangeConfiguration","params":{"settings":' + b'{"a":' * 50_000 + b"1" + b"}" * 50_000 + b"}}"
+    client.raw(b"Content-Length: %d\r\n\r\n" % len(notice) + notice)  # a notification: nothing to answer
+    assert "result" in _hover(client, uri)
+    assert client.proc.poll() is None

@@ -66,6 +66,12 @@ async def run_async(
             # body is skipped up to the next header by the search above
             logger.warning("kimi-lsp: a JSON-RPC body did not parse (%s); waiting for the next frame", exc)
             continue
+        except RecursionError:
+            # JSON nested deeper than the interpreter's stack (200,000 `[`): no message can be
+            # made of it. A request among them still gets an answer, or its client waits forever.
+            logger.warning("kimi-lsp: a JSON-RPC body nested too deeply (%d bytes); ignored", len(body))
+            answer_unreadable(protocol, body)
+            continue
         except Exception as exc:  # noqa: BLE001 - pygls' own handling, as in its loop
             logger.exception("Unable to handle message")
             if error_handler:
@@ -77,6 +83,23 @@ async def run_async(
             logger.exception("Unable to handle message")
             if error_handler:
                 error_handler(exc, JsonRpcException)
+
+
+# `"id": 7` or `"id": "a-7"` among a request's leading members, as clients write them (jsonrpc, id,
+# method, then params): only looked for before the first bracket, so never inside the params
+_LEADING_ID = re.compile(rb'\A\s*\{[^{}\[\]]*?"id"\s*:\s*(-?[0-9]{1,18}|"[^"\\]{0,200}")')
+
+
+def answer_unreadable(protocol: Any, body: bytes) -> None:
+    """Answer a request whose body could not be read with InvalidRequest (-32600), when its
+    ``id`` can be told from the members before its first nested value; otherwise nothing."""
+    m = _LEADING_ID.match(body)
+    if m is None or b'"method"' not in body[: m.end() + 4096]:
+        return
+    from lsprotocol import types as T
+
+    msg_id = json.loads(m.group(1))
+    protocol._send_response(msg_id, error=T.ResponseError(code=-32600, message="request nested too deeply to read"))
 
 
 def install() -> None:
