@@ -676,6 +676,26 @@ def _outcome(stage: str, exc: BaseException, stderr: str) -> dict[str, Any]:
     return {"ok": False, "stage": stage, "exc": type(exc).__name__, "message": str(exc)[:500]}
 
 
+def serve_argv(case: dict[str, Any]) -> list[str]:
+    """The argv `prepare_server_args` gets: for `sglang serve` (case "entry"), what this release's
+    cli/serve.py does first -- `--model-type` taken off (0.5.10 on), a bare first word made the
+    model path (0.5.16 on) -- and its `get_model_path`, which raises when it finds no model. The
+    model is taken to be a language model (detecting a diffusion one needs its files)."""
+    argv = list(case["argv"])
+    if case.get("entry") != "serve":
+        return argv
+    from sglang.cli import serve as sv
+    from sglang.cli import utils as su
+
+    if hasattr(sv, "_extract_model_type_override"):
+        _, argv = sv._extract_model_type_override(argv)
+    if hasattr(sv, "_normalize_positional_model_path"):
+        argv, _ = sv._normalize_positional_model_path(argv)
+    if not any(h in argv for h in ("-h", "--help")):
+        su.get_model_path(argv)
+    return list(argv)
+
+
 def run_one(case: dict[str, Any]) -> dict[str, Any]:
     """One launch: `prepare_server_args(argv)` (argparse, the `--config` merger, the record
     constructor), then the resolution steps that need neither a GPU nor the model's files, in
@@ -710,14 +730,14 @@ def run_one(case: dict[str, Any]) -> dict[str, Any]:
 
                 sa.ServerArgs.from_cli_args = stop
                 try:
-                    sa.prepare_server_args(list(case["argv"]))
+                    sa.prepare_server_args(serve_argv(case))
                 except _ParsedOnly:
                     pass
                 finally:
                     sa.ServerArgs.from_cli_args = real_from_cli
                 return {"id": case["id"], "ok": True, "stage": "parse", "arch": None,
                         "note": "stopped after argparse: this release resolves in ServerArgs.__post_init__"}
-            server_args = sa.prepare_server_args(list(case["argv"]))
+            server_args = sa.prepare_server_args(serve_argv(case))
             server_args._resolved_overrides = []
             if "dcp" in stages or "k3" in stages:
                 stage = "deprecated"

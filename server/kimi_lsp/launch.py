@@ -349,7 +349,8 @@ def parse_words(
     i = 0
     n = len(words)
     extras: list[int] = []
-    stopped = False  # argparse raised while consuming: later words were never consumed
+    stopped = False  # argparse raised (or printed its help) while consuming: later words were never consumed
+    rest = n  # the first word argparse never consumed, when stopped
     while i < n and not stopped:
         tok, origin, entry = words[i]
         if pattern[i] == "-":
@@ -405,7 +406,7 @@ def parse_words(
                         entry=entry,
                     )
                 )
-                stopped = True
+                stopped, rest = True, i + 1
                 break
             eq = len(option) + (word[len(option) : len(option) + 1] == "=")
             val_tok = Token(explicit, _sub_span(tok, eq), exact=tok.exact)
@@ -430,15 +431,23 @@ def parse_words(
                     entry=entry,
                 )
             )
-            stopped = True
+            stopped, rest = True, i + 1
             break
         vals = tuple(words[k][0] for k in range(j, j + take))
         uses.append(ArgUse(flag, opt_tok, vals, origin, entry))
         i = j + take
+        if flag.action == "help":
+            # argparse prints the help and exits 0 as it reads the option: the unrecognized
+            # words it collected so far are never reported (an ambiguous one still is: that
+            # error comes before any option is read)
+            problems = [p for p in problems if p.kind is not ArgProblemKind.UNKNOWN]
+            extras = []
+            stopped, rest = True, i
+            break
     if stopped:
         # argparse never got this far: but an ambiguous option further on is what it reports
         # (it classifies every word before consuming any), so those are still found
-        for k in range(i + 1, n):
+        for k in range(rest, n):
             m = schema.match(words[k][0].value) if pattern[k] == "O" else None
             if isinstance(m, tuple):
                 problems.append(_ambiguous(words[k][0], words[k][1], words[k][2], m))

@@ -199,3 +199,12 @@ def test_help_from_a_config_file(tmp_path: Path) -> None:
                   {"c.yaml": "model-path: m\nhelp: true\n"})
     assert [(d.code, d.severity.value) for d in diags] == [("KL201", "warning")]
     assert "no server starts" in diags[0].message
+
+
+def test_help_ends_the_parse_before_unrecognized_words_are_reported() -> None:
+    schema = load_schema_exact("0.5.5")
+    assert schema is not None
+    uses, problems = parse_words(schema, _words("--no-such", "--hel", "--tp-size", "x", "--pp"))
+    assert [u.flag.dest for u in uses] == ["help"]
+    # argparse exits 0 on the help; the ambiguity is raised before any option is read
+    assert [p.kind for p in problems] == [ArgProblemKind.AMBIGUOUS]
