@@ -53,3 +53,23 @@ def test_a_missing_path_exits_2(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
     monkeypatch.chdir(tmp_path)
     assert main(["launches", "--format", "json", "nowhere"]) == 2
     assert json.loads(capsys.readouterr().out)["run_errors"]
+
+
+def test_why_names_release_evidence_pins_config_and_settings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    root = tmp_path / "p"
+    (root / ".git").mkdir(parents=True)
+    (root / "requirements.txt").write_text("sglang==0.5.23\nflashinfer-python==0.7.2\n")
+    (root / "conf.yaml").write_text("tp-size: 8\n")
+    (root / "kimi-lsp.toml").write_text('ignore = ["KL240"]\n')
+    (root / "s.sh").write_text("#!/bin/bash\necho hi\npython -m sglang.launch_server --model-path m --config conf.yaml\n")
+    monkeypatch.chdir(root)
+    assert main(["why", "s.sh:3"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "s.sh:3:1: shell launch (launch_server)"
+    assert "  release: sglang 0.5.23: sglang 0.5.23, from `sglang==0.5.23` at requirements.txt:1" in out
+    assert "  governed by: flashinfer-python==0.7.2 (requirements.txt:2)" in out
+    assert "  reads --config conf.yaml" in out
+    assert "settings: from kimi-lsp.toml" in out and "  ignore = ('KL240',)" in out
+    assert main(["why", "s.sh:1"]) == 0
+    assert capsys.readouterr().out == "s.sh: no sglang launch read on line 1\n"

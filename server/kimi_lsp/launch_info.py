@@ -50,6 +50,7 @@ class LaunchInfo:
     evidence: tuple[Evidence, ...]
     pins: tuple[PinInfo, ...]
     doubt: str | None
+    config: Path | None = None  # the `--config` file the launch reads, when it names one that exists
 
 
 def launches_in(engine: Engine, path: Path) -> list[LaunchInfo]:
@@ -101,8 +102,12 @@ def describe_launch(engine: Engine, cmd: LaunchCommand, settings: object) -> Lau
                 pins.append(PinInfo(name, p.specifier or "(any version)", src.path, p.span))
                 break
     span = cmd.program.span if cmd.program.span.end > cmd.program.span.start else cmd.span
+    from kimi_lsp.launch import config_path_token, resolve_config_path
+
+    tok, _ = config_path_token(cmd)
+    config = resolve_config_path(tok.value, cmd, ws.root, ws.exists) if tok is not None else None
     return LaunchInfo(cmd.path, span, cmd.span, cmd.surface.value, cmd.entry.value, release.version or "", tuple(judged),
-                      how, evidence, tuple(pins), cmd.doubt)
+                      how, evidence, tuple(pins), cmd.doubt, config)
 
 
 def _evidence(release: ReleaseResolution, ws: Workspace) -> tuple[Evidence, ...]:

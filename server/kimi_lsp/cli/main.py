@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
 # argparse is imported only where it is used: the common `--check FILE ...` is read without it.
 
-SUBCOMMANDS = ("serve", "verify", "rules", "explain", "export", "check", "launches")
+SUBCOMMANDS = ("serve", "verify", "rules", "explain", "export", "check", "launches", "why")
 
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
@@ -54,7 +54,7 @@ def _check_parser() -> argparse.ArgumentParser:
     p = Parser(
         prog="kimi-lsp",
         description="Catch sglang launch failures (Kimi-K3 DCP vs old flashinfer pins, bad flags) before launch.",
-        epilog="Subcommands: serve, verify, rules, explain CODE, export, launches. `kimi-lsp` alone, its stdin a pipe, runs the language server on stdio.",
+        epilog="Subcommands: serve, verify, rules, explain CODE, export, launches, why FILE[:LINE]. `kimi-lsp` alone, its stdin a pipe, runs the language server on stdio.",
     )
     p.add_argument("--version", action="version", version=f"kimi-lsp {__version__}")
     for flags, dest, kind, choices, doc in CHECK_OPTIONS:
@@ -174,6 +174,10 @@ def _main(args: list[str]) -> int:
         from kimi_lsp.cli.launches import launches_cmd
 
         return launches_cmd(args[1:])
+    if head == "why":
+        from kimi_lsp.cli.launches import why_cmd
+
+        return why_cmd(args[1:])
     if head == "check":
         args = ["--check", *args[1:]]
     ns = _plain_check_args(args)
