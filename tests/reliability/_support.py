@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import shutil
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from kimi_lsp.engine import Engine
@@ -74,3 +75,33 @@ def lint_text(engine: Engine, path: Path, text: str):
 
 def fresh_engine(root: Path) -> Engine:
     return Engine(Workspace(root))
+
+
+def work(fn: Callable[[], object]) -> int:
+    """How many operations ``fn()`` performs: the Python functions and built-ins it calls (a
+    profile hook counts them). Unlike seconds, the count does not change with the load on the
+    machine, so tests compare it between input sizes (linear work doubles when the input does)
+    instead of timing a run."""
+    count = 0
+
+    def hook(frame: object, event: str, arg: object) -> None:
+        nonlocal count
+        if event == "call" or event == "c_call":
+            count += 1
+
+    old = sys.getprofile()
+    sys.setprofile(hook)
+    try:
+        fn()
+    finally:
+        sys.setprofile(old)
+    return count
+
+
+def growth(run: Callable[[int], object], small: int, factor: int = 4) -> float:
+    """``work`` of ``run(small * factor)`` over that of ``run(small)``, after one run of each to
+    load what a first run loads: about ``factor`` when the work is linear, ``factor ** 2`` when
+    quadratic."""
+    run(small)
+    run(small * factor)
+    return work(lambda: run(small * factor)) / max(1, work(lambda: run(small)))

@@ -19,7 +19,7 @@ import pytest
 
 from kimi_lsp.cli.main import main as cli_main
 
-from ._support import make_repo, python_safe_code, python_safe_module
+from ._support import growth, make_repo, python_safe_code, python_safe_module
 
 K3 = "model-path: moonshotai/Kimi-K3\ntp-size: 8\ndcp-size: 8\ndecode-attention-backend: cutedsl_mla\n"
 OLD_PIN = "flashinfer-python==0.6.16.post4\n"
@@ -322,15 +322,17 @@ def hostile_tree(root: Path, *, depth: int = 600, include_lines: int = 20_000) -
 
 
 @pytest.mark.skipif(not os.path.exists("/dev/ptmx") or not hasattr(os, "mkfifo"), reason="needs /dev/ptmx and FIFOs")
-def test_a_hostile_tree_is_checked_in_under_5_seconds(repo: Path) -> None:
+def test_a_hostile_tree_is_checked(repo: Path) -> None:
     """Done-when of #14: device links, FIFOs, a 600-deep tree and a 20,000-line include chain
-    (before: blocked forever on /dev/ptmx; 122 s for the depth; minutes for the includes)."""
+    (before: blocked forever on /dev/ptmx; 122 s for the depth; minutes for the includes). The
+    timeout only catches a hang; the work the depth and the includes cost is held linear by
+    test_the_walk_is_linear_in_depth and test_the_requirements_reader_is_linear_in_include_lines (a 5 s limit here
+    failed on a busy machine)."""
     deep = hostile_tree(repo)
     try:
-        rc, out, err, seconds = kimi(repo, "--check", "-q", ".", timeout=30)
+        rc, out, err, _seconds = kimi(repo, "--check", "-q", ".", timeout=300)
     finally:
         remove_deep(repo / "d")  # before pytest's recursive clean-up meets it
-    assert seconds < 5, f"{seconds:.1f} s"
     assert rc == 1, (out, err)
     assert "Traceback" not in err
     lines = out.splitlines()
@@ -350,44 +352,47 @@ def test_named_devices_and_fifos_are_usage_errors(repo: Path) -> None:
 
 def test_the_requirements_reader_is_linear_in_include_lines(tmp_path: Path) -> None:
     """20,000 ``-r`` lines naming 200 files (before: quadratic, 19.6 s for 8,000)."""
-    import time
-
     from kimi_lsp.pins.requirements import read_requirements_tree
     from kimi_lsp.workspace import Workspace
 
     root = make_repo(tmp_path / "r")
-    (root / "requirements.txt").write_text("".join(f"-r inc/r{i % 200}.txt\n" for i in range(20_000)), "utf-8")
     (root / "inc").mkdir()
     for i in range(200):
         (root / "inc" / f"r{i}.txt").write_text(f"pkg{i}==1.0\n", "utf-8")
-    ws = Workspace(root)
-    t0 = time.perf_counter()
-    src = ws.read(root / "requirements.txt")
-    tree = read_requirements_tree(src, ws)  # type: ignore[arg-type]
-    assert time.perf_counter() - t0 < 3.0
+
+    def read(lines: int) -> list:  # type: ignore[type-arg]
+        (root / "requirements.txt").write_text("".join(f"-r inc/r{i % 200}.txt\n" for i in range(lines)), "utf-8")
+        ws = Workspace(root)
+        return read_requirements_tree(ws.read(root / "requirements.txt"), ws)  # type: ignore[arg-type]
+
+    tree = read(20_000)
     assert len(tree) == 201 and len(tree[0].includes) == 200
+    assert growth(read, 5_000) < 6  # four times the lines: ~4x the work (quadratic: ~16x)
 
 
 def test_the_walk_is_linear_in_depth(tmp_path: Path) -> None:
-    import time
-
     from kimi_lsp.walk import walk
 
-    root = make_repo(tmp_path / "r")
-    (root / ".gitignore").write_text("*.log\n", "utf-8")
-    deep = root
-    for _ in range(1200):  # deeper than the recursion limit allows a recursive walk (or mkdir)
-        deep = deep / "d"
-        os.mkdir(deep)
-    (deep / "k3.yaml").write_text(K3, "utf-8")
-    (deep / "x.log").write_text("", "utf-8")
+    def chain(depth: int) -> tuple[Path, Path]:
+        root = make_repo(tmp_path / f"r{depth}")
+        (root / ".gitignore").write_text("*.log\n", "utf-8")
+        deep = root
+        for _ in range(depth):  # deeper than the recursion limit allows a recursive walk (or mkdir)
+            deep = deep / "d"
+            os.mkdir(deep)
+        (deep / "k3.yaml").write_text(K3, "utf-8")
+        (deep / "x.log").write_text("", "utf-8")
+        return root, deep
+
+    roots = {n: chain(n) for n in (300, 1200)}
     try:
-        t0 = time.perf_counter()
-        found = list(walk(root, root))
-        assert time.perf_counter() - t0 < 3.0
-        assert found == [deep / "k3.yaml"]
+        root, deep = roots[1200]
+        assert list(walk(root, root)) == [deep / "k3.yaml"]
+        # four times the depth, about four times the work (quadratic: ~16 times)
+        assert growth(lambda n: list(walk(roots[n][0], roots[n][0])), 300) < 6
     finally:
-        remove_deep(root / "d")
+        for root, _ in roots.values():
+            remove_deep(root / "d")
 
 
 def remove_deep(top: Path) -> None:
