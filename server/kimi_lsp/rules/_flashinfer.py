@@ -8,9 +8,9 @@ still caught.
 """
 from __future__ import annotations
 
-from _thread import _local
 from pathlib import Path
 
+from kimi_lsp import _kept
 from kimi_lsp._record import StrEnum, dataclass, field, str_enum
 from kimi_lsp.diagnostics import Applicability, Edit, Fix, Location, Related
 from kimi_lsp.knowledge import flashinfer as fi
@@ -20,6 +20,11 @@ from kimi_lsp.pins.model import Pin, PinFormat, PinSource
 from kimi_lsp.rules import _kimi
 from kimi_lsp.rules._base import LaunchContext
 from kimi_lsp.rules._kimi import K3Dcp
+
+if _kept.FAST:  # (issue 32: a private name only on the interpreters the fast path was tested on)
+    from _thread import _local  # threading.local is this very class, without importing threading
+else:
+    from threading import local as _local
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up: see _record.py)
 if TYPE_CHECKING:
