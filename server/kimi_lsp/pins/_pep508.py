@@ -30,8 +30,6 @@ COMPANIONS = ("flashinfer-cubin", "flashinfer-jit-cache")
 
 _NAME_RE = _regex.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?")
 _WS_RE = _regex.compile(r"\s+")
-# One PEP 440 clause; versions are anything up to a separator so that `0.6.x` still locates.
-CLAUSE_RE = _regex.compile(r"\s*(===|==|!=|~=|<=|>=|<|>)\s*([^,\s;()]+)\s*")
 
 
 def canonical(name: str) -> str:
@@ -241,11 +239,16 @@ def scan_requirement(s: str) -> ReqParts | None:
 
 
 _OP = r"(?:===|==|!=|~=|<=|>=|<|>)"
+_NAME = r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?"
+# name, extras, clauses. Every run of whitespace is matched by one ``\s*`` that a non-space token
+# must follow (or the end): two ``\s*`` around an optional group that is absent can split one run
+# between them in n ways each, and three made a name followed by 2,000 spaces and a letter take
+# minutes to refuse (cubic backtracking). The language and the ``spec`` group are the same as
+# ``\s*NAME\s*(EXTRAS)?\s*(SPEC)?\s*``'s (tests/unit/test_requirements_linear.py holds them equal).
 _SIMPLE_REQUIREMENT = _regex.compile(
-    r"\s*[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?\s*"
-    r"(?:\[\s*(?:[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?"
-    r"(?:\s*,\s*[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)*)?\s*\])?\s*"
-    rf"(?P<spec>{_OP}\s*[^\s,;()\[\]]+(?:\s*,\s*{_OP}\s*[^\s,;()\[\]]+)*)?\s*"
+    rf"\s*{_NAME}"
+    rf"(?:\s*\[(?:\s*{_NAME}(?:\s*,\s*{_NAME})*)?\s*\])?"
+    rf"(?:\s*(?P<spec>{_OP}\s*[^\s,;()\[\]]+(?:\s*,\s*{_OP}\s*[^\s,;()\[\]]+)*))?\s*"
 )
 
 

@@ -25,7 +25,7 @@ from kimi_lsp.pins._pep508 import (
     version_from_filename,
 )
 from kimi_lsp.pins.model import Pin, PinFormat, PinProblem, PinSource
-from kimi_lsp.pins.requirements import read_requirements_tree, resolve_include
+from kimi_lsp.pins.requirements import DIRECT_REF_RE, read_requirements_tree, resolve_include
 from kimi_lsp.syntax.dockerfile import Instruction, arg_vars, env_vars, exec_form, parse, run_offset
 from kimi_lsp.syntax import EnvVar
 from kimi_lsp.syntax.shell import FlatSource, Source, Word, lex
@@ -139,7 +139,7 @@ def _scan_install(args: list[Expanded], res: _Result) -> None:
 
 
 def _looks_like_archive(v: str) -> bool:
-    if re.match(r"^[A-Za-z0-9._-]+\s*(\[[^\]]*\])?\s*@", v):
+    if DIRECT_REF_RE.match(v):
         return False
     return bool(re.match(r"^[A-Za-z][A-Za-z0-9+.-]*://|^file:", v)) or v.startswith((".", "/", "~")) or v.endswith(
         (".whl", ".tar.gz", ".zip")

@@ -29,12 +29,13 @@ from kimi_lsp.pins.model import Pin, PinFormat, PinProblem, PinSource
 from kimi_lsp.text import Located, Span
 from kimi_lsp.workspace import SourceText, Workspace
 
-_COMMENT_RE = _regex.compile(r"(^|\s+)#.*$")
 _PHYSICAL_RE = _regex.compile(r"[^\r\n]*(?:\r\n|\r|\n|$)")
 _URL_RE = _regex.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://|^file:")
 _COMMENT_LINE_RE = _regex.compile(r"\s*#")
 _WORD_RE = _regex.compile(r"\S+")
-_DIRECT_REF_RE = _regex.compile(r"^[A-Za-z0-9._-]+\s*(\[[^\]]*\])?\s*@")  # PEP 508 `name @ url`
+# PEP 508 `name @ url`. (Not ``name\s*(\[...\])?\s*@``: two ``\s*`` around an absent group split a
+# run of n spaces n ways, quadratic in a line's spaces; this one matches the same strings.)
+DIRECT_REF_RE = _regex.compile(r"^[A-Za-z0-9._-]+(?:\s*\[[^\]]*\])?\s*@")
 # pip: options that consume the next word when written without '='
 _VALUE_OPTS = {
     "-r", "--requirement", "-c", "--constraint", "-e", "--editable", "-i", "--index-url",
@@ -83,6 +84,25 @@ def logical_lines(text: str, base: int = 0) -> list[_Logical]:
     return out
 
 
+def comment_start(text: str) -> int | None:
+    """Where pip's ``COMMENT_RE`` (``(^|\\s+)#.*$``) first matches in ``text``, by hand: searched as a
+    regular expression, ``\\s+`` backtracks over a run of n spaces from each of its n starts (a
+    30 KB line of spaces took 12 s). The match is the first ``#`` at the start or after whitespace
+    with no line break after it (``.`` stops at one, ``$`` allows one last), cut from the start of
+    the whitespace run before it."""
+    n = len(text)
+    last_break = text.rfind("\n", 0, n - 1)  # ``.*$`` cannot cross a "\n" but a final one
+    j = text.find("#")
+    while j >= 0:
+        if (j == 0 or text[j - 1].isspace()) and j > last_break:
+            i = j
+            while i > 0 and text[i - 1].isspace():  # (re's \s is str.isspace: both are Py_UNICODE_ISSPACE)
+                i -= 1
+            return i
+        j = text.find("#", j + 1)
+    return None
+
+
 def _join(segments: list[tuple[str, int]]) -> _Logical:
     where = OffsetMap()
     parts: list[str] = []
@@ -92,9 +112,9 @@ def _join(segments: list[tuple[str, int]]) -> _Logical:
         parts.append(seg)
         pos += len(seg)
     text = "".join(parts)
-    m = _COMMENT_RE.search(text)
-    if m:
-        text = text[: m.start()]
+    cut = comment_start(text)
+    if cut is not None:
+        text = text[:cut]
     first = segments[0][1]
     last_seg, last_off = segments[-1]
     return _Logical(text, where, Span(first, last_off + len(last_seg)))
@@ -191,7 +211,7 @@ def _unquote(word: str) -> str:
 
 
 def _looks_like_path_or_url(req: str) -> bool:
-    if " @ " in req or _DIRECT_REF_RE.match(req):
+    if " @ " in req or DIRECT_REF_RE.match(req):
         return False  # PEP 508 direct reference: name @ url
     return bool(_URL_RE.match(req)) or req.startswith((".", "/", "~")) or req.endswith((".whl", ".tar.gz", ".zip"))
 
@@ -486,8 +506,8 @@ def read_line_string(
 ) -> LineResult:
     """One requirements-syntax line held somewhere else (a conda ``pip:`` entry)."""
     line = _Logical(value, where, whole)
-    m = _COMMENT_RE.search(value)
-    if m:
-        line.text = value[: m.start()]
+    cut = comment_start(value)
+    if cut is not None:
+        line.text = value[:cut]
     return parse_line(line, constraint=constraint, editable=True, group=group)
 
