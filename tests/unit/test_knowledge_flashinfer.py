@@ -6,7 +6,6 @@ import json
 import re
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -313,10 +312,10 @@ def test_imports_only_the_standard_library() -> None:
 
 
 def test_loading_the_table_is_fast() -> None:
-    best = float("inf")
-    for _ in range(5):
-        fi._table.cache_clear()
-        started = time.perf_counter()
-        fi.releases()
-        best = min(best, time.perf_counter() - started)
-    assert best < 0.010
+    from tests.reliability._support import work
+
+    fi.releases()
+    fi._table.cache_clear()
+    # counted, not timed (a 10 ms limit failed on a busy machine): a few calls a release, the rows
+    # read as kept; parsing each version string again would be dozens a release
+    assert work(fi.releases) < 10 * len(fi.releases())

@@ -8,7 +8,6 @@ Equality of the two is what lets kimi-lsp trust the static data.
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 from typing import Any
 
@@ -229,9 +228,10 @@ def test_old_releases_have_their_own_flags_and_choices() -> None:
 
 
 def test_load_time() -> None:
-    schema_mod._load.cache_clear()
-    start = time.perf_counter()
+    from tests.reliability._support import work
+
     load_schema("0.5.23")
-    elapsed = time.perf_counter() - start
-    # Typically ~10 ms; the bound is generous so that a slow CI machine does not flake.
-    assert elapsed < 0.2, f"loading one schema took {elapsed * 1000:.1f} ms"
+    schema_mod._load.cache_clear()
+    # Counted, not timed (a 0.2 s limit flaked on a busy machine): ~85 calls, the schema read as
+    # kept; building it again makes objects for each of sglang's ~650 options.
+    assert work(lambda: load_schema("0.5.23")) < 1_000

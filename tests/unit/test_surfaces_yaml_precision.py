@@ -252,16 +252,18 @@ def test_template_condition_around_words_makes_the_launch_a_guess() -> None:
 
 
 @pytest.mark.parametrize(
-    "text",
-    ["{#" * 200_000, "{{ " * 200_000, "x: " + "{{ a }}" * 100_000, "a: {{ x }}\n" * 50_000],
+    ("head", "unit", "count"),
+    [("", "{#", 200_000), ("", "{{ ", 200_000), ("x: ", "{{ a }}", 100_000), ("", "a: {{ x }}\n", 50_000)],
 )
-def test_template_masking_is_linear(text: str) -> None:
-    import time
+def test_template_masking_is_linear(head: str, unit: str, count: int) -> None:
+    from tests.reliability._support import cpu_growth, growth
 
-    start = time.monotonic()
-    masked = mask_templates(text)
-    assert len(masked.text) == len(text)
-    assert time.monotonic() - start < 5  # unclosed openers or one long line: no quadratic scan
+    masked = mask_templates(head + unit * count)
+    assert len(masked.text) == len(head) + len(unit) * count
+    # unclosed openers or one long line: no quadratic scan (four times the text, ~4x the work,
+    # counted in calls and in this process's CPU time; quadratic would be ~16x)
+    assert growth(lambda n: mask_templates(head + unit * n), count // 8) < 6
+    assert cpu_growth(lambda n: mask_templates(head + unit * n), count // 8) < 8
 
 
 def test_fix_leaves_guessed_and_unrelated_yaml_alone(tmp_path: Path, monkeypatch, capsys) -> None:
