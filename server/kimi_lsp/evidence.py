@@ -30,6 +30,7 @@ from pathlib import Path
 from kimi_lsp._record import dataclass
 from kimi_lsp.diagnostics import Location
 from kimi_lsp.text import Span
+from kimi_lsp.workspace import is_below
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -408,7 +409,7 @@ class RepoIndex:
             here = [e for p, entry in self.entries.items() if p.parent == d and p != launch for e in entry.evidence]
             if here:
                 return ("beside it" if d == launch.parent else f"in {_rel(d, self.root)}/"), here
-            if d == self.root or d.parent == d or self.root not in d.parents:
+            if d == self.root or d.parent == d or not is_below(d, self.root):  # (not `in d.parents`: quadratic in depth)
                 break
             d = d.parent
         return "", []

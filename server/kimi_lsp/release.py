@@ -440,8 +440,10 @@ def _from_history(res: ReleaseResolution, cmd: LaunchCommand, root: Path, worksp
 def _evidence_root(launch: Path, workspace: Workspace) -> Path:
     """The repository of ``launch``; without one, the workspace root when the launch lies under
     it, else the launch's own directory (never a walk of the whole filesystem)."""
+    from kimi_lsp.workspace import is_below  # (not `in launch.parents`: quadratic in depth)
+
     ws_root = workspace.root
-    fallback = ws_root if ws_root is not None and ws_root in launch.parents else launch.parent
+    fallback = ws_root if ws_root is not None and is_below(launch, ws_root) else launch.parent
     return workspace.repo_root(launch.parent, fallback)
 
 

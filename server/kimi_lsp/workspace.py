@@ -586,6 +586,16 @@ def resolve_path(path: Path) -> Path:
     return real
 
 
+def is_below(path: Path, ancestor: Path) -> bool:
+    """``ancestor in path.parents``, by comparing the strings: ``parents`` makes a path object per
+    ancestor (Python 3.12+ formats each one's string), so the test inside a walk up a deep tree
+    cost the square of its depth. Paths that are not absolute and plain ask pathlib."""
+    p, a = os.fspath(path), os.fspath(ancestor)
+    if p[:1] != "/" or a[:1] != "/" or p.startswith("//") or a.startswith("//"):
+        return ancestor in path.parents
+    return p != a and p.startswith(a if a.endswith("/") else a + "/")
+
+
 def normalize_path(path: Path) -> Path:
     """Absolute and normalised, without resolving links (the key for caches and overlays)."""
     if isinstance(path, Path):
