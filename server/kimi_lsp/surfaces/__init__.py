@@ -155,6 +155,10 @@ def _read_yaml(
         if force is None:
             doubt = config_verdict(root_keys(loaded), is_sglang_key, near_sglang_key).doubt
         return read_config_yaml(path, ytext, loaded, doubt=doubt)
+    if surface == Surface.SRT_SLURM:
+        from kimi_lsp.surfaces.srt_slurm import read_recipe
+
+        return read_recipe(path, ytext, loaded)
     problems = tuple(as_problem(p) for p in loaded.problems)
     if surface is None:
         return SurfaceResult(problems=problems, is_launch_file=bool(problems) and mentions_sglang(text))

@@ -270,6 +270,11 @@ def classify_yaml(
     keysets = [_root_keys(d) for d in docs]
     if any("apiVersion" in ks and "kind" in ks for ks in keysets):
         return Surface.KUBERNETES
+    if any("backend" in ks or "base" in ks for ks in keysets):
+        from kimi_lsp.surfaces.srt_slurm import is_recipe  # with the first file that may be one
+
+        if is_recipe(docs):
+            return Surface.SRT_SLURM
     if is_ci_path(path):
         return Surface.CI_YAML
     first = docs[0]

@@ -43,6 +43,7 @@ class Surface(StrEnum):
     MARKDOWN = "markdown"  # a code block in documentation (Markdown, MDX, reStructuredText)
     NOTEBOOK = "notebook"  # a Jupyter notebook's code cells (Python and shell escapes)
     PYTHON = "python"  # a Python file: launch strings, subprocess argv lists, sglang.Engine(...)
+    SRT_SLURM = "srt-slurm"  # an srt-slurm recipe: backend.sglang_config.{prefill,decode,aggregated} maps
 
 
 @dataclass(frozen=True, slots=True)

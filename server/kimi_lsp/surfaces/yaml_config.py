@@ -92,7 +92,7 @@ def read_config_yaml(path: Path, text: str, loaded: Loaded, *, doubt: str | None
             problems.append(SyntaxProblem(ROOT_NOT_MAPPING, y.span(root)))
         else:
             span = y.span(root)
-            entries, duplicates = _entries(y, root, problems)
+            entries, duplicates = config_entries(y, root, problems)
     config = ConfigFile(path=path, format="yaml", entries=tuple(entries), duplicates=tuple(duplicates))
     start = span.start
     launch = LaunchCommand(
@@ -109,9 +109,10 @@ def read_config_yaml(path: Path, text: str, loaded: Loaded, *, doubt: str | None
     return SurfaceResult(launches=(launch,), problems=tuple(problems), is_launch_file=True)
 
 
-def _entries(
+def config_entries(
     y: YamlText, root: MappingNode, problems: list[SyntaxProblem]
 ) -> tuple[list[ConfigEntry], list[tuple[Located[str], Located[str]]]]:
+    """A mapping's entries as sglang's ``--config`` reader gives them (also an srt-slurm role map)."""
     # dict semantics: the first occurrence fixes the order, the last one the key and value
     order: list[object] = []
     latest: dict[object, ConfigEntry] = {}
