@@ -220,3 +220,23 @@ def test_documents_cost_linear_in_the_file(tmp_path: Path, monkeypatch: pytest.M
     small, small_size, _ = _linted_chars(tmp_path / "a", monkeypatch, 20)
     large, large_size, _ = _linted_chars(tmp_path / "b", monkeypatch, 160)
     assert large / large_size < 5 and large / large_size < 1.5 * (small / small_size)
+
+
+def test_a_file_past_the_launch_bound_is_linted_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The engine checks at most MAX_LAUNCHES_PER_FILE launches of a file (red team D1); linted
+    document by document, a manifest of more launches would have every one checked, at every
+    edit. Past the bound the per-document path gives up (after the bound's worth of launches)."""
+    from kimi_lsp import engine
+
+    monkeypatch.setattr(engine, "MAX_LAUNCHES_PER_FILE", 3)
+    text = manifest(12)  # 12 Deployments
+    root, path = project(tmp_path, text)
+    session = Session(root, [root])
+    for version in (1, 2, 3):
+        text = text.replace('"3000', '"3100', 1) if version > 1 else text
+        session.lint_paths({path}, {path: DocSnap(path.as_uri(), version, text)})
+        got = list(session.results[path].diagnostics)
+        assert got == full_lint(root, path, text)
+        assert sum(1 for d in got if d.code == "KL001" and "not checked" in d.message) == 1
+    assert session.multidoc.checked.get(path) is False
+    assert session.multidoc.linted <= 3 + 2 + 4  # never the 12 documents: a bound's worth, once

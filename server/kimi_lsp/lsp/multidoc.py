@@ -29,6 +29,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from kimi_lsp.diagnostics import Diagnostic, Edit, Fix, Location, Related
+from kimi_lsp import engine
 from kimi_lsp.engine import FileResult, merged
 from kimi_lsp.syntax import yaml as syntax_yaml
 from kimi_lsp.text import Span
@@ -173,6 +174,7 @@ class MultiDoc:
         new: dict[Key, Entry] = {}
         blanked: str | None = None
         parts: list[tuple[int, FileResult]] = []
+        launches = 0
         for start, end, line in docs:
             key = (text[start:end], line)
             hit = old.get(key) or new.get(key) or moved.get(key[0])
@@ -193,6 +195,13 @@ class MultiDoc:
                     self.linted += 1
             new[key] = hit
             parts.append((start - hit.start, hit.result))
+            launches += hit.result.launches
+            if launches > engine.MAX_LAUNCHES_PER_FILE:
+                # a full lint checks only so many launches of a file (and says so): document by
+                # document, every launch would be checked, at every edit. Linted whole from now.
+                self.checked[path] = False
+                self.memo.pop(path, None)
+                return None
         self.memo[path] = new
         result = FileResult(
             path,
