@@ -29,12 +29,13 @@ from kimi_lsp.launch import ResolvedLaunch, resolve
 from kimi_lsp.rules._base import _VETTING, LaunchContext, Rule, is_vetting
 from kimi_lsp._record import replace
 from kimi_lsp.surfaces import read_surface
-from kimi_lsp.surfaces.markdown import RST_SUFFIXES, shell_block_launches
 from kimi_lsp.surfaces.model import ConfigFile, Entry, LaunchCommand, Surface
-from kimi_lsp.surfaces.shell import LaunchContext as ShellContext
-from kimi_lsp.syntax import markdown as md
 from kimi_lsp.text import Span
 from kimi_lsp.workspace import ReadFailure, SourceText, Workspace, normalize_path
+
+TYPE_CHECKING = False  # typing is not imported at run time (start-up: see _record.py)
+if TYPE_CHECKING:
+    from kimi_lsp.syntax.markdown import CodeBlock
 
 _BEFORE = "_vet_before"  # LaunchContext.cache key: the launch's own errors, counted once
 
@@ -136,10 +137,12 @@ _WHOLE = _Whole()
 _STRUCTURAL = frozenset("`~\n\r")
 # The original document's blocks, for the text they were found in: one document's launches are
 # vetted one after another, each with its fixes (identity, not equality: no hashing of the text).
-_blocks_memo: list[tuple[str, list[md.CodeBlock]]] = []
+_blocks_memo: list[tuple[str, list[CodeBlock]]] = []
 
 
-def _doc_blocks(text: str) -> list[md.CodeBlock]:
+def _doc_blocks(text: str) -> list[CodeBlock]:
+    from kimi_lsp.syntax import markdown as md
+
     if _blocks_memo and _blocks_memo[0][0] is text:
         return _blocks_memo[0][1]
     blocks = md.code_blocks(text)
@@ -153,7 +156,14 @@ def _reread_block(old: LaunchCommand, text: str, edits: list[Edit]) -> LaunchCom
     ``_WHOLE`` when the edited document must be read whole (not a Markdown fence, edits outside
     the block or near a fence line or line break, a ``cd`` in the block)."""
     path = old.path
-    if old.surface is not Surface.MARKDOWN or path.suffix.lower() in RST_SUFFIXES or not edits:
+    if old.surface is not Surface.MARKDOWN or not edits:
+        return _WHOLE
+    # only a documentation launch's fixes load the documentation readers (a YAML check never does)
+    from kimi_lsp.surfaces.markdown import RST_SUFFIXES, shell_block_launches
+    from kimi_lsp.surfaces.shell import LaunchContext as ShellContext
+    from kimi_lsp.syntax import markdown as md
+
+    if path.suffix.lower() in RST_SUFFIXES:
         return _WHOLE
     start = old.program.span.start
     block = next((b for b in _doc_blocks(text) if b.body.start <= start < b.body.end), None)
