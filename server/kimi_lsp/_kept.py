@@ -54,16 +54,14 @@ except ImportError:  # pragma: no cover - a Python without zlib: nothing can be 
 
 
 def magic() -> bytes | None:
-    """The interpreter's bytecode magic number (what a ``.pyc`` starts with)."""
-    ext = sys.modules.get("_frozen_importlib_external")
-    found = getattr(ext, "MAGIC_NUMBER", None) if FAST else None
-    if found is None:
-        try:
-            from importlib.util import MAGIC_NUMBER
-        except ImportError:  # pragma: no cover
-            return None
-        found = MAGIC_NUMBER
-    return found
+    """The interpreter's bytecode magic number (what a ``.pyc`` starts with), read where the fast
+    path may read importlib's internals; None on the plain path, where ``sys.version`` (part of
+    every ident and of the directory's name) stands for it: a CPython release's magic number never
+    changes, and ``importlib.util`` would cost a result-cache hit a tenth of its time."""
+    if not FAST:
+        return None
+    found = getattr(sys.modules.get("_frozen_importlib_external"), "MAGIC_NUMBER", None)
+    return found if isinstance(found, bytes) else None
 
 
 def cache_root() -> str | None:
