@@ -15,6 +15,8 @@ expression's compiled program, a decoded knowledge table) is made once and kept.
 - Written atomically (a fresh ``O_EXCL|O_NOFOLLOW`` temporary file, mode 0600 whatever the umask,
   then ``os.replace``) into directories made 0700; read only from a regular file and directories
   owned by this (effective) user that no one else can write, opened without following a link.
+- The first run that makes a new directory (an upgrade, another interpreter) removes the sibling
+  directories nothing wrote to for 60 days (``prune``): the cache does not grow with every release.
 - Every entry carries a CRC-32 of its bytes, checked when the entry is decoded (a run touches only
   what it uses); the file's index carries one too. Any mismatch is a miss: made again, never a
   crash or another answer.
@@ -120,11 +122,62 @@ def _trusted_chain(directory: str, create: bool) -> bool:
     found = _chains.get((directory, create))
     if found is None:
         kept = os.path.dirname(directory)
+        new = create and not os.path.lexists(directory)
         found = _chains[directory, create] = all(
             secure_dir(d, create) for d in (os.path.dirname(kept), kept, directory))
         if found:
             _chains[directory, False] = True
+            if new:  # a new version, interpreter or install: the directories nothing wrote to for long go
+                prune(kept, os.path.basename(directory))
     return found
+
+
+STALE_SECONDS = 60 * 86400
+
+
+def prune(kept: str, spare: str) -> None:
+    """Remove the directories of ``kept`` (but ``spare``) that no run wrote to for
+    STALE_SECONDS (an upgraded or uninstalled kimi-lsp's, an interpreter gone): only this user's
+    own regular files and directories, through descriptors of the directories checked (a link is
+    never followed). A directory still in use is at worst made again."""
+    if not (os.scandir in os.supports_fd and os.unlink in os.supports_dir_fd and os.rmdir in os.supports_dir_fd):
+        return
+    import stat
+    import time
+
+    old = time.time() - STALE_SECONDS
+    flags = os.O_RDONLY | _NOFOLLOW | getattr(os, "O_DIRECTORY", 0) | _CLOEXEC
+    try:
+        top = os.open(kept, flags)
+    except OSError:
+        return
+    try:
+        with os.scandir(top) as it:
+            names = [e.name for e in it if e.name != spare]
+        for name in names:
+            try:
+                st = os.stat(name, dir_fd=top, follow_symlinks=False)
+                if not (stat.S_ISDIR(st.st_mode) and mine(st) and st.st_mtime < old):
+                    continue
+                sub = os.open(name, flags, dir_fd=top)
+            except OSError:
+                continue
+            try:
+                with os.scandir(sub) as it:
+                    files = [e.name for e in it]
+                for file in files:
+                    fst = os.stat(file, dir_fd=sub, follow_symlinks=False)
+                    if stat.S_ISREG(fst.st_mode) and mine(fst):
+                        os.unlink(file, dir_fd=sub)
+                os.rmdir(name, dir_fd=top)  # fails (and stays) when anything else was in it
+            except OSError:
+                pass
+            finally:
+                os.close(sub)
+    except OSError:
+        pass
+    finally:
+        os.close(top)
 
 
 _kept_dir: list[str | None] = []  # kept_dir's answer, once worked out

@@ -271,3 +271,32 @@ def test_programs_are_kept_across_real_starts(tmp_path: Path) -> None:
     runs = [subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                            env=_child_env(tmp_path)).stdout.split() for _ in range(2)]
     assert runs == [["1", "ab"], ["0", "ab"]]
+
+
+def test_a_new_kept_directory_prunes_the_stale_ones_never_through_a_link(tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """The first run of another version, interpreter or install removes the kept directories
+    nothing wrote to for STALE_SECONDS (what an upgrade or an uninstall left): its own files only,
+    never through a link, never a directory in use."""
+    kept_dir = _kept_in(tmp_path, monkeypatch)
+    top = kept_dir.parent
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    (victim / "imports.marshal").write_text("not mine to delete", "utf-8")
+    old = 1_000_000_000  # 2001
+    for name, files in (("0.0.9-cpython-311-O0-00000000", 3), ("0.1.0-cpython-310-O0-11111111", 1), ("recent", 2)):
+        d = top / name
+        d.mkdir(parents=True, mode=0o700)
+        for i in range(files):
+            (d / f"f{i}.marshal").write_bytes(b"x")
+        if name != "recent":
+            os.utime(d, (old, old))
+    (top / "link").symlink_to(victim, target_is_directory=True)
+    os.utime(top / "link", (old, old), follow_symlinks=False)
+    kept = _kept.Kept("t")
+    kept.put("k", 1)
+    kept.save()  # creates kept/this: the stale siblings go
+    assert sorted(p.name for p in top.iterdir()) == ["link", "recent", "this"]
+    assert (victim / "imports.marshal").exists() and len(list((top / "recent").iterdir())) == 2
+    kept.save()  # an existing directory prunes nothing (once per new directory)
+    assert _kept.Kept("t").get("k") == 1
