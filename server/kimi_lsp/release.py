@@ -93,6 +93,9 @@ class ReleaseResolution:
     # nearest scope first, or the day the file was last committed (gitdate.py).
     evidence: tuple[ReleaseEvidence, ...] = ()
     last_change: LastChange | None = None
+    # The image tag moves ("latest": the newest release; "main": `dev`/nightly builds of main):
+    # what it pulled depends on when; the day the file was last committed says (_moving_by_history).
+    moving: str = ""
     # The launch may run code newer than every shipped schema (main: `dev`/nightly builds; a
     # build after the newest release): options and choices added since may exist there.
     beyond: bool = False
@@ -109,6 +112,7 @@ class ImageRelease:
     why: str = ""  # official but no release: why
     candidates: tuple[str, ...] | None = None  # the releases a dated build lies between
     beyond: bool = False  # built from main after the newest shipped release (see ReleaseResolution)
+    moving: str = ""  # a moving tag: "latest" (the newest release when pulled) or "main" (`dev`, undated nightly)
 
 
 def unknown(why: str, source_kind: str = "none", source_text: str = "", location: Location | None = None,
@@ -123,6 +127,8 @@ def resolve_release(cmd: LaunchCommand, governing: Governing | None, workspace: 
     patches to sglang's server arguments runs a release no schema describes: unknown, and no
     schema speaks for it (unless the setting or an official image says what runs)."""
     res = _resolve_release(cmd, governing, workspace, settings)
+    if res.moving:
+        return _moving_by_history(res, cmd, workspace)
     if res.source_kind in ("setting", "image", "fork"):
         return res
     if res.source_kind == "none":
@@ -198,8 +204,8 @@ def _resolve_release(cmd: LaunchCommand, governing: Governing | None, workspace:
         return own
     if image is not None and image.official:
         if image.version is None:
-            return unknown(image.why, "image", f"image `{image.shown}`", image.location, candidates=image.candidates,
-                           beyond=image.beyond)
+            return replace(unknown(image.why, "image", f"image `{image.shown}`", image.location, candidates=image.candidates,
+                                   beyond=image.beyond), moving=image.moving)
         return ReleaseResolution(image.version, "image", f"image `{image.shown}`", image.location, True, from_image=True)
     if own is not None:
         return own
@@ -333,7 +339,8 @@ def parse_image(ref: str, location: Location) -> ImageRelease | None:
     if not tag:
         if digest:
             return ImageRelease(True, None, ref, location, f"image `{ref}` is pinned by digest only, which names no release")
-        return ImageRelease(True, None, ref, location, f"image `{ref}` has no tag, so it is `latest`, a moving tag")
+        return ImageRelease(True, None, ref, location, f"image `{ref}` has no tag, so it is `latest`, a moving tag",
+                            moving="latest")
     m = re.match(_RELEASE_TAG, tag)
     if m:
         return ImageRelease(True, m.group("version"), ref, location)
@@ -349,10 +356,11 @@ def parse_image(ref: str, location: Location) -> ImageRelease | None:
                                     f"image tag `{tag}` is a build of main from {day}, {after} sglang {' and '.join(between)}",
                                     candidates=between, beyond=len(between) == 1)
         if moving.group("name") == "latest":
-            return ImageRelease(True, None, ref, location, f"image tag `{tag}` is a moving tag that follows the newest release")
+            return ImageRelease(True, None, ref, location, f"image tag `{tag}` is a moving tag that follows the newest release",
+                                moving="latest")
         kind = "a nightly build of main" if moving.group("name") == "nightly" else "a moving tag that follows main"
         # `dev` and nightly builds are main, ahead of every release
-        return ImageRelease(True, None, ref, location, f"image tag `{tag}` is {kind}", beyond=True)
+        return ImageRelease(True, None, ref, location, f"image tag `{tag}` is {kind}", beyond=True, moving="main")
     return ImageRelease(True, None, ref, location, f"image tag `{tag}` names no sglang release")
 
 
@@ -435,6 +443,33 @@ def _from_history(res: ReleaseResolution, cmd: LaunchCommand, root: Path, worksp
     why = (f"nothing in the repository names it; the file was last committed on {changed.day} "
            f"(commit {changed.commit}){shallow}, when sglang {newest_then} was current")
     return replace(res, source_kind="history", last_change=changed, candidates=candidates, why=why)
+
+
+def _moving_by_history(res: ReleaseResolution, cmd: LaunchCommand, workspace: Workspace) -> ReleaseResolution:
+    """A moving tag pulled what it pointed to when the launch was written: `latest` the newest
+    release of the day the file was last committed, `dev` main of that day (between that release
+    and the next). Without a date (no history, uncommitted changes), ``res`` as it was."""
+    from kimi_lsp.gitdate import LastChange, last_change
+
+    root = _evidence_root(cmd.path, workspace)
+    changed = workspace.remembered(("last-change", cmd.path), lambda: last_change(cmd.path, root, workspace))
+    if not isinstance(changed, LastChange):
+        return res
+    recent = releases_at(changed.day)
+    if not recent:
+        return res
+    newest_then = recent[-2] if len(recent) > 1 and _released_after(recent[-1], changed.day) else recent[-1]
+    after = recent[-1] if recent[-1] != newest_then else None
+    shallow = " (a shallow clone: the file may be older)" if changed.shallow else ""
+    when = f"the file was last committed on {changed.day} (commit {changed.commit}){shallow}"
+    if res.moving == "latest":
+        if after is None:
+            return res  # the newest release then is today's newest: nothing narrower to say
+        return replace(res, candidates=(newest_then,), last_change=changed, beyond=False,
+                       why=f"{res.why}; {when}, when it pulled sglang {newest_then}")
+    between = (newest_then, after) if after is not None else (newest_then,)
+    return replace(res, candidates=between, last_change=changed, beyond=after is None,
+                   why=f"{res.why}; {when}, when main lay {'between sglang ' + ' and '.join(between) if after else 'after sglang ' + newest_then}")
 
 
 def _evidence_root(launch: Path, workspace: Workspace) -> Path:

@@ -117,3 +117,18 @@ def test_reading_history_runs_nothing_the_repository_configures(tmp_path: Path) 
         hook.chmod(0o755)
     assert isinstance(last_change(repo / "serve.sh", repo), LastChange)
     assert [m.name for m in marks if m.exists()] == []
+
+
+@pytest.mark.parametrize(("tag", "judged"), [("latest", "0.5.5.post3"), ("dev", "0.5.5.post3 and 0.5.6")])
+def test_a_moving_tag_pulled_what_it_pointed_to_on_the_commit_day(tmp_path: Path, tag: str, judged: str) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    _git(repo, "init", "-q", "-b", "main")
+    (repo / "run.sh").write_text(f"#!/bin/bash\ndocker run --gpus all lmsysorg/sglang:{tag} \\\n"
+                                 "  python3 -m sglang.launch_server --model-path Qwen/Qwen3-8B --cuda-graph-bs 8\n")
+    _git(repo, "add", "run.sh")
+    _git(repo, "commit", "-q", "-m", "launch")
+    diags = Engine(Workspace(repo, stable=True)).lint_file(repo / "run.sh").diagnostics
+    # valid on what `latest`/`dev` was in November 2025: staleness, not a failure
+    assert [d.code for d in diags] == ["KL240"]
+    assert judged in diags[0].message and "2025-11-20" in diags[0].message
