@@ -16,7 +16,14 @@ from pathlib import Path
 
 from kimi_lsp._record import replace
 from kimi_lsp.surfaces.model import LaunchCommand, Surface, SurfaceResult
-from kimi_lsp.surfaces.shell import FlatSource, LaunchContext, launches_from_commands, lex, mentions_sglang
+from kimi_lsp.surfaces.shell import (
+    FlatSource,
+    LaunchContext,
+    launches_from_commands,
+    launches_in_source,
+    lex,
+    mentions_sglang,
+)
 from kimi_lsp.syntax import markdown as md
 from kimi_lsp.text import Span
 
@@ -48,6 +55,11 @@ def read_markdown(
             continue
         got = read_yaml(path, md.code_view(text, [block]))
         launches.extend(replace(lc, own_pins=False) for lc in got.launches)
+    for block in md.blocks_of(blocks, md.PYTHON_LANGS):
+        launches.extend(python_block_launches(path, text, block))
+    for block in md.blocks_of(blocks, md.TEXT_LANGS):
+        found = shell_block_launches(text, block, ctx)
+        launches.extend(replace(lc, doubt=_TEXT_DOUBT) for lc in found)
     for block in md.blocks_of(blocks, md.DOCKERFILE_LANGS):
         if not mentions_sglang(text[block.body.start : block.body.end]):
             continue
@@ -71,6 +83,70 @@ def shell_block_launches(text: str, block: md.CodeBlock, ctx: LaunchContext, bas
     view = md.code_view(text, [block], shell=True, window=Span(block.body.start, end))
     commands, _problems = lex(FlatSource(view, base + block.body.start))  # an example's syntax is not reported
     return launches_from_commands(commands, ctx)
+
+
+_TEXT_DOUBT = "kimi-lsp only guesses this is a launch: it is written in a plain-text block, which may show output"
+_MISLABELLED_DOUBT = "kimi-lsp only guesses this is a launch: it is written in a Python block that is not Python"
+# what a command in a Python block that is no Python starts with (a shell line labelled python)
+_SHELL_LAUNCH = ("sglang.launch_server", "sglang serve", "sglang.cli.main")
+# ``if 1:`` written where the view is blank, before an indented block (a fence in a list item,
+# every reStructuredText block): the block's lines are then its body, and positions stay the same
+_INDENT_HEAD = "if 1:"
+
+
+def python_block_launches(path: Path, text: str, block: md.CodeBlock) -> list[LaunchCommand]:
+    """Launches of one Python block, read with the Python reader on the block's own window of
+    the view (positions are the document's): ``launch_server_cmd("...")``, ``sgl.Engine(...)``,
+    argv lists; IPython's ``!cmd`` lines and ``%%bash`` bodies with the shell reader, as in a
+    notebook cell. A block labelled Python that is not Python but a launch command (a shell line
+    people label ``python``) is read as shell, with a doubt."""
+    body = text[block.body.start : block.body.end]
+    if not mentions_sglang(body):
+        return []
+    # with the first Python block: a document of shell blocks loads no AST reader
+    from kimi_lsp.surfaces.python import python_launches
+    from kimi_lsp.syntax import notebook as nb
+    from kimi_lsp.syntax import python as py
+
+    start = block.body.start
+    if block.indent:
+        head = _head_line(text, start)
+        if head is None:
+            return []  # no room to say the block is a body: not read (never mislocated)
+        start = head
+    view = md.code_view(text, [block], window=Span(start, block.body.end))
+    if block.indent:
+        view = _INDENT_HEAD + view[len(_INDENT_HEAD) :]
+    cell = nb.Cell(0, "code", FlatSource(view, start).sub(view, [(k, k + 1) for k in range(len(view))]), block.body)
+    out: list[LaunchCommand] = []
+    ctx = LaunchContext(path, Surface.MARKDOWN, path.parent)
+    for part in nb.shell_parts(cell):
+        if mentions_sglang(part.text):
+            out.extend(launches_in_source(part, ctx))
+    code = nb.python_text(cell)
+    if code is None:
+        return out
+    if py.parse(code) is None:
+        if any(w in body for w in _SHELL_LAUNCH):
+            found = shell_block_launches(text, block, LaunchContext(path, Surface.MARKDOWN, path.parent))
+            out.extend(replace(lc, doubt=_MISLABELLED_DOUBT) for lc in found)
+        return out
+    out.extend(python_launches(path, code, FlatSource(view, start), Surface.MARKDOWN))
+    return out
+
+
+def _head_line(text: str, body_start: int) -> int | None:
+    """The start of the nearest line above the block (its fence or directive, or a line between)
+    long enough to hold ``if 1:``; None when there is none within a few lines."""
+    end = body_start - 1  # the line break before the body
+    for _ in range(8):
+        if end <= 0:
+            return None
+        a = text.rfind("\n", 0, end) + 1
+        if len(text[a:end].rstrip("\r")) >= len(_INDENT_HEAD):
+            return a
+        end = a - 1
+    return None
 
 
 def mentions_sglang_or_config(block: str) -> bool:

@@ -21,6 +21,10 @@ SHELL_LANGS = frozenset({
     "shell-script", "bash-session", "sh-session",
 })
 YAML_LANGS = frozenset({"yaml", "yml"})
+# Python as docs and notebook twins (``.mdx``) write it: ``launch_server_cmd("...")``, ``sgl.Engine(...)``
+PYTHON_LANGS = frozenset({"python", "py", "python3", "ipython", "ipython3", "jupyter"})
+# Blocks labelled as plain text that often hold a command to copy (or its output: a doubt)
+TEXT_LANGS = frozenset({"text", "txt", "plaintext", "plain", "none", "cmd", "command"})
 TOML_LANGS = frozenset({"toml"})
 DOCKERFILE_LANGS = frozenset({"dockerfile", "docker", "containerfile"})
 # Console sessions: a prompt, then the command; everything else in the block is output.

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import bisect
 import json
+import re
 from collections.abc import Sequence
 
 from kimi_lsp import _regex
@@ -267,7 +268,14 @@ def cell_position(book: Notebook, offset: int) -> tuple[int, int, int] | None:
 # -- IPython's shell escapes --------------------------------------------------------------------
 
 # `%%bash`, `%%sh`, `%%script bash --bg`, `%%script sh`: the rest of the cell is a shell script
-_SHELL_CELL = _regex.compile(r"[ \t]*%%(?:bash|sh|script[ \t]+(?:\S*/)?(?:bash|sh|zsh|dash))\b[^\n]*(?:\n|$)")
+# `%%writefile [-a] start.sh`: the cell saves a script that is run later (a launch written down)
+_SHELL_CELL = _regex.compile(
+    r"[ \t]*%%(?:bash|sh|script[ \t]+(?:\S*/)?(?:bash|sh|zsh|dash)\b|writefile[ \t]+(?:-a[ \t]+)?\S+\.(?:sh|bash)[ \t]*$)"
+    r"[^\n]*(?:\n|$)",
+    re.MULTILINE,
+)
+# `%%writefile [-a] serve.py`: a Python file saved by the cell, read as the cell's Python
+_PY_WRITEFILE = _regex.compile(r"[ \t]*%%writefile[ \t]+(?:-a[ \t]+)?\S+\.py[ \t]*(?:\n|$)")
 # `!cmd`, `!!cmd`, `%sx cmd`, `%system cmd`, `x = !cmd`: one shell command on the line
 _BANG = _regex.compile(r"[ \t]*(?:[A-Za-z_][\w.,\s]*=[ \t]*)?(?:!!?|%(?:sx|system)\b[ \t]*)")
 _MAGIC_LINE = _regex.compile(r"[ \t]*(?:[A-Za-z_][\w.,\s]*=[ \t]*)?[%!]|[ \t]*\S.*\?[ \t]*$")
@@ -324,8 +332,14 @@ def python_text(cell: Cell) -> str | None:
     """A code cell's source with its IPython-only lines (``!cmd``, ``%magic``, ``obj?``) blanked,
     same length (so AST positions are the cell's); None for a cell that is not Python."""
     text = cell.source.text
-    if cell.kind != "code" or text.lstrip().startswith("%%"):
+    if cell.kind != "code":
         return None
+    if text.lstrip().startswith("%%"):
+        m = _PY_WRITEFILE.match(text)
+        if m is None:
+            return None
+        head = m.end() - (1 if text.endswith("\n", 0, m.end()) else 0)  # the magic line, its break kept
+        return " " * head + text[head:]
     if "!" not in text and "%" not in text and "?" not in text:
         return text
     out = list(text)

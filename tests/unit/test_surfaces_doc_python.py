@@ -1,0 +1,94 @@
+"""Launches in documentation's Python blocks, plain-text blocks and notebook markdown cells and
+``%%writefile`` cells: each word where the file has it."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from kimi_lsp.surfaces import read_surface
+from kimi_lsp.surfaces.model import Entry, Surface, SurfaceResult
+from kimi_lsp.workspace import SourceText
+
+
+def read(text: str, name: str) -> SurfaceResult:
+    result = read_surface(SourceText(Path("/repo") / name, text))
+    assert not result.notes, result.notes
+    return result
+
+
+DOC = '''\
+# Python
+
+```python
+server, port = launch_server_cmd(
+    "python -m sglang.launch_server --model-path m --tp 2"
+)
+```
+
+- item
+
+  ```python
+  import sglang as sgl
+  llm = sgl.Engine(model_path="m", tp_size=2)
+  ```
+
+```python
+!python3 -m sglang.launch_server --model-path m --port 1
+```
+
+```python
+python -m sglang.launch_server --model-path m --port 2
+```
+
+```text
+python -m sglang.launch_server --model-path m --port 3
+```
+'''
+
+
+def test_python_and_text_blocks_are_read_where_they_are_written() -> None:
+    launches = read(DOC, "docs/guide.mdx").launches
+    assert [(lc.surface, lc.entry) for lc in launches] == [
+        (Surface.MARKDOWN, Entry.LAUNCH_SERVER), (Surface.MARKDOWN, Entry.ENGINE), (Surface.MARKDOWN, Entry.LAUNCH_SERVER),
+        (Surface.MARKDOWN, Entry.LAUNCH_SERVER), (Surface.MARKDOWN, Entry.LAUNCH_SERVER),
+    ]
+    cmd, engine, bang, mislabelled, text_block = launches
+    tp = cmd.argv[-1]
+    assert tp.value == "2" and DOC[tp.span.start : tp.span.end] == "2" and tp.span.start == DOC.index("--tp 2") + 5
+    assert engine.config is not None
+    (model, tp_size) = engine.config.entries
+    assert DOC[tp_size.key.span.start : tp_size.key.span.end] == "tp_size"
+    assert DOC[bang.program.span.start : bang.program.span.end] == "python3 -m sglang.launch_server"
+    assert [lc.doubt is None for lc in launches] == [True, True, True, False, False]
+    for lc, port in ((bang, "1"), (mislabelled, "2"), (text_block, "3")):
+        assert lc.argv[-1].value == port and lc.argv[-1].span.start == DOC.index(f"--port {port}") + 7
+
+
+def test_rst_python_block_and_an_indented_fence_without_room_are_safe() -> None:
+    rst = "Engine\n======\n\n.. code-block:: python\n\n   import sglang as sgl\n   sgl.Engine(model_path='m', tp_size=2)\n"
+    (engine,) = read(rst, "docs/engine.rst").launches
+    assert engine.entry is Entry.ENGINE and engine.config is not None
+    key = engine.config.entries[1].key
+    assert rst[key.span.start : key.span.end] == "tp_size"
+    # a Python block with nothing but itself: no line above it to hold the indentation head
+    assert read(" ```python\n import sglang\n sgl.Engine(model_path='m')\n ```\n", "a.md").launches == ()
+
+
+def test_notebook_markdown_bash_block_and_writefile_cells() -> None:
+    cells = [
+        {"cell_type": "markdown", "metadata": {}, "source": ["Run (sglang):\n", "```bash\n", "python -m sglang.launch_server --model-path m --port 4\n", "```\n"]},
+        {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
+         "source": ["%%writefile -a start.sh\n", "python -m sglang.launch_server --model-path m --port 5\n"]},
+        {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
+         "source": ["%%writefile serve.py\n", "import sglang as sgl\n", "sgl.Engine(model_path='m', port=6)\n"]},
+        {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
+         "source": ["%%writefile notes.txt\n", "python -m sglang.launch_server --model-path m --port 7\n"]},
+    ]
+    text = json.dumps({"cells": cells, "metadata": {"language_info": {"name": "python"}}, "nbformat": 4, "nbformat_minor": 5})
+    md_cell, script, engine = read(text, "nb/serve.ipynb").launches
+    for lc, port in ((md_cell, "4"), (script, "5")):
+        assert lc.surface is Surface.NOTEBOOK and lc.argv[-1].value == port
+        assert lc.argv[-1].span.start == text.index(f"--port {port}") + 7
+    assert engine.entry is Entry.ENGINE and engine.config is not None
+    port = engine.config.entries[1]
+    assert text[port.value_span.start : port.value_span.end] == "6"
