@@ -17,7 +17,7 @@ import yaml
 from kimi_lsp import _regex
 from kimi_lsp.pins._pep508 import OffsetMap, canonical, failed_source, sole_version, yaml_flow_too_deep
 from kimi_lsp.pins.model import Pin, PinFormat, PinProblem, PinSource
-from kimi_lsp.pins.requirements import read_line_string, read_requirements_tree, resolve_include
+from kimi_lsp.pins.requirements import read_included, read_line_string, resolve_include
 from kimi_lsp.text import Located, Span
 from kimi_lsp.workspace import SourceText, Workspace
 
@@ -143,6 +143,11 @@ def read_conda_env(source: SourceText, workspace: Workspace | None = None) -> Pi
     ``includes`` holds the files named by ``-r``/``-c`` in the ``pip:`` list (relative to the env
     file's directory); ``read_conda_env_tree`` reads them too.
     """
+    return _read_env(source, workspace, [])
+
+
+def _read_env(source: SourceText, workspace: Workspace | None, directives: list[tuple[str, bool, int]]) -> PinSource:
+    """``read_conda_env``, adding each ``-r``/``-c`` of the ``pip:`` list (text, is -c, offset) to ``directives``."""
     fmt = PinFormat.ENVIRONMENT_YML
     deep = yaml_flow_too_deep(source.text)
     if deep is not None:
@@ -158,12 +163,13 @@ def read_conda_env(source: SourceText, workspace: Workspace | None = None) -> Pi
     except Exception as exc:
         return failed_source(source.path, fmt, f"could not read {source.path.name}: {exc}")
     try:
-        return _read(source, root, workspace)
+        return _read(source, root, workspace, directives)
     except Exception as exc:
         return failed_source(source.path, fmt, f"could not read {source.path.name}: {exc}")
 
 
-def _read(source: SourceText, root: yaml.Node | None, workspace: Workspace | None) -> PinSource:
+def _read(source: SourceText, root: yaml.Node | None, workspace: Workspace | None,
+          directives: list[tuple[str, bool, int]]) -> PinSource:
     text = source.text
     pins: list[Pin] = []
     problems: list[PinProblem] = []
@@ -192,7 +198,8 @@ def _read(source: SourceText, root: yaml.Node | None, workspace: Workspace | Non
                     res = read_line_string(entry.value, where, whole)
                     pins.extend(res.pins)
                     problems.extend(res.problems)
-                    for path_text, _is_c, span in res.includes:
+                    for path_text, is_c, span in res.includes:
+                        directives.append((path_text, is_c, span.start))
                         resolved = resolve_include(source.path, path_text)
                         if resolved is None:
                             continue
@@ -215,15 +222,15 @@ def _mapping_get(node: yaml.Node | None, key: str) -> yaml.Node | None:
 
 
 def read_conda_env_tree(source: SourceText, workspace: Workspace) -> tuple[PinSource, ...]:
-    """The env file and the requirements files its ``pip:`` list includes (each its own source)."""
-    env = read_conda_env(source, workspace)
+    """The env file and the requirements files its ``pip:`` list includes (each its own source;
+    one that cannot be read is a source that says why: ``requirements.read_included``)."""
+    directives: list[tuple[str, bool, int]] = []
+    env = _read_env(source, workspace, directives)
     out = [env]
     seen = {env.path}
-    for path in env.includes:
-        got = workspace.read(path)
-        if not isinstance(got, SourceText):
-            continue
-        for child in read_requirements_tree(got, workspace):
+    budget = [256]  # files all the trees read together
+    for path_text, is_c, at in directives:
+        for child in read_included(workspace, source, path_text, True if is_c else None, at, budget=budget):
             if child.path not in seen:
                 seen.add(child.path)
                 out.append(child)

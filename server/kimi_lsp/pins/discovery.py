@@ -220,13 +220,21 @@ def _included_requirements(source: PinSource, workspace: Workspace) -> tuple[Pin
     """A pyproject's ``[tool.setuptools.dynamic]`` dependency files, read as requirements."""
     if not source.includes:
         return ()
-    from kimi_lsp.pins.requirements import read_requirements_tree
+    from kimi_lsp.pins.requirements import read_include, read_requirements_tree, unreadable_include
 
     out: list[PinSource] = []
     for inc in source.includes:
-        got = workspace.read(inc)
+        got = read_include(workspace, inc)
         if isinstance(got, SourceText):
             out.extend(read_requirements_tree(got, workspace))
+            continue
+        # what the file would add is unknown: never "no pin" (fail closed, as for a -r)
+        own = workspace.read(source.path)
+        if isinstance(own, SourceText):
+            at = max(0, own.text.find(inc.name))
+            out.append(unreadable_include(inc, False, got.reason, own, at, inc.name, directive=f'file = "{inc.name}"'))
+        else:
+            out.append(_unreadable(got, PinFormat.REQUIREMENTS))
     return tuple(out)
 
 

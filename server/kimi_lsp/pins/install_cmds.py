@@ -25,7 +25,7 @@ from kimi_lsp.pins._pep508 import (
     version_from_filename,
 )
 from kimi_lsp.pins.model import Pin, PinFormat, PinProblem, PinSource
-from kimi_lsp.pins.requirements import DIRECT_REF_RE, read_requirements_tree, resolve_include
+from kimi_lsp.pins.requirements import DIRECT_REF_RE, read_included, resolve_include
 from kimi_lsp.syntax.dockerfile import Instruction, arg_vars, env_vars, exec_form, parse, run_offset
 from kimi_lsp.syntax import EnvVar
 from kimi_lsp.syntax.shell import FlatSource, Source, Word, lex
@@ -358,7 +358,7 @@ def _read_install_pins(source: SourceText, kind: str, workspace: Workspace | Non
             _scan_shell(source.text, 0, len(source.text), {}, "\\", res)
         includes: list[Path] = []
         for path_text, _is_c, span in res.includes:
-            resolved = resolve_include(source.path, path_text)
+            resolved = resolve_include(source.path, path_text, shell=True)
             if resolved is None:
                 continue
             if resolved not in includes:
@@ -411,28 +411,39 @@ def _located(src: PinSource, chars: Source) -> PinSource:
 
 
 def read_install_tree(source: SourceText, kind: str, workspace: Workspace) -> tuple[PinSource, ...]:
-    """The install pins of ``source`` plus every requirements file its commands name."""
+    """The install pins of ``source`` plus every requirements file its commands name (one that
+    cannot be read is a source that says why: ``requirements.read_included``)."""
     if kind == "notebook":
         script, chars = _notebook_script(source)
-        tree = read_install_tree(script, "shell", workspace)
-        return (_located(tree[0], chars), *tree[1:])
+        first = read_install_pins(script, "shell", workspace)
+        # the directives' lines are the notebook file's
+        found = [(t, c, chars.span(sp.start, sp.end).start) for t, c, sp in _install_includes(script, "shell")]
+        return (_located(first, chars), *_included_trees(source, found, workspace, {first.path}))
     source, kind = _as_script(source, kind)
     first = read_install_pins(source, kind, workspace)
-    out = [first]
-    seen = {first.path}
-    constraint_paths = _constraint_includes(source, kind)
-    for path in first.includes:
-        got = workspace.read(path)
-        if not isinstance(got, SourceText):
-            continue
-        for child in read_requirements_tree(got, workspace, constraints=path in constraint_paths or None):
+    found = [(t, c, sp.start) for t, c, sp in _install_includes(source, kind)]
+    return (first, *_included_trees(source, found, workspace, {first.path}))
+
+
+def _included_trees(
+    source: SourceText, found: list[tuple[str, bool, int]], workspace: Workspace, seen: set[Path]
+) -> list[PinSource]:
+    out: list[PinSource] = []
+    budget = [256]  # files all the trees read together
+    first_at: dict[tuple[str, bool], int] = {}
+    for path_text, is_c, at in found:
+        first_at.setdefault((path_text, is_c), at)
+    for (path_text, is_c), at in first_at.items():
+        # (a -c file is read as constraints; a -r one as its name says, as before)
+        for child in read_included(workspace, source, path_text, True if is_c else None, at, shell=True, budget=budget):
             if child.path not in seen:
                 seen.add(child.path)
                 out.append(child)
-    return tuple(out)
+    return out
 
 
-def _constraint_includes(source: SourceText, kind: str) -> set[Path]:
+def _install_includes(source: SourceText, kind: str) -> list[tuple[str, bool, Span]]:
+    """The ``-r``/``-c`` arguments of the install commands in ``source``, in order."""
     res = _Result([], [], [])
     try:
         if kind == "dockerfile":
@@ -440,11 +451,5 @@ def _constraint_includes(source: SourceText, kind: str) -> set[Path]:
         else:
             _scan_shell(source.text, 0, len(source.text), {}, "\\", res)
     except Exception:
-        return set()
-    out: set[Path] = set()
-    for path_text, is_c, _ in res.includes:
-        p = resolve_include(source.path, path_text)
-        if p is not None and is_c:
-            out.add(p)
-    return out
-
+        return []
+    return res.includes

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections import deque
 from pathlib import Path
 
 from kimi_lsp import _regex
@@ -27,7 +28,7 @@ from kimi_lsp.pins._pep508 import (
 )
 from kimi_lsp.pins.model import Pin, PinFormat, PinProblem, PinSource
 from kimi_lsp.text import Located, Span
-from kimi_lsp.workspace import SourceText, Workspace
+from kimi_lsp.workspace import ReadFailure, SourceText, Workspace
 
 _PHYSICAL_RE = _regex.compile(r"[^\r\n]*(?:\r\n|\r|\n|$)")
 _URL_RE = _regex.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://|^file:")
@@ -42,8 +43,7 @@ _VALUE_OPTS = {
     "--extra-index-url", "-f", "--find-links", "--no-binary", "--only-binary", "--trusted-host",
     "--use-feature", "--hash", "--config-settings", "-C", "--global-option",
 }
-_MAX_INCLUDE_DEPTH = 32
-_MAX_INCLUDED_FILES = 256
+_MAX_INCLUDED_FILES = 256  # files one tree reads (each once, at any depth, as pip does)
 
 
 @dataclass
@@ -436,19 +436,126 @@ def _read(source: SourceText, workspace: Workspace | None, is_constraints: bool,
     )
 
 
-def resolve_include(including: Path, path_text: str) -> Path | None:
-    """pip resolves nested paths against the including file's directory; URLs are not read."""
-    if not path_text or _URL_RE.match(path_text) or "$" in path_text:
-        return None
+# pip's own: only ``${NAME}`` (upper case, digits, underscore) is expanded from the environment
+_ENV_VAR_RE = _regex.compile(r"\$\{[A-Z0-9_]+\}")
+
+
+def include_target(including: Path, path_text: str, *, shell: bool = False) -> Path | str:
+    """The file a ``-r``/``-c`` names, resolved as pip resolves it (against the including file's
+    directory, ``~`` taken literally); or why it cannot be read here: a URL (nothing is fetched),
+    a ``${VAR}`` pip expands from the environment of the install (kimi-lsp does not read its
+    own environment into a result). ``shell``: the path was a word of a shell command, where
+    ``$`` and ``~`` are the shell's, known only where it runs."""
+    if not path_text:
+        return "an empty path"
+    if _URL_RE.match(path_text):
+        return "a URL, which kimi-lsp does not fetch"
+    if shell and ("$" in path_text or path_text.startswith("~")):
+        return "a shell expansion, known only where the command runs"
+    m = _ENV_VAR_RE.search(path_text)
+    if m is not None:
+        return f"pip expands {m.group(0)} from the environment of the install, which kimi-lsp does not read"
+    if "\x00" in path_text:
+        return "a path with a NUL character"
     p = Path(path_text)
-    if path_text.startswith("~"):
-        try:
-            p = p.expanduser()
-        except RuntimeError:  # ~unknownuser
-            return None
     if not p.is_absolute():
         p = including.parent / p
     return Path(os.path.normpath(p))
+
+
+def resolve_include(including: Path, path_text: str, *, shell: bool = False) -> Path | None:
+    """``include_target``'s path; None when it names nothing kimi-lsp can read."""
+    got = include_target(including, path_text, shell=shell)
+    return got if isinstance(got, Path) else None
+
+
+def read_include(workspace: Workspace, path: Path) -> SourceText | ReadFailure:
+    """An included requirements file, decoded as pip decodes it: a file that is not UTF-8 is read
+    in the encoding its PEP 263 coding line names (``# -*- coding: latin-1 -*-`` on one of its first
+    two lines: pip's ``auto_decode``); pip's last resort, the locale's encoding, is the
+    environment's, so anything else stays unreadable."""
+    got = workspace.read(path)
+    if not isinstance(got, ReadFailure):
+        return got
+    from kimi_lsp.workspace import MAX_FILE_BYTES, read_regular
+
+    try:  # (the same checks as the workspace's read: never a FIFO or device, never past the limit)
+        data = read_regular(path, MAX_FILE_BYTES)
+    except (OSError, ValueError):
+        return got  # missing, not a file, too large, no permission
+    decoded = pip_decode(data)
+    if decoded is None:
+        return got
+    text, encoding = decoded
+    return SourceText(got.path, text, encoding)
+
+
+_CODING_RE = _regex.compile(rb"coding[:=]\s*([-\w.]+)")  # pip's ENCODING_RE
+_BOMS = (b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff", b"\x00\x00\xfe\xff")  # (UTF-32-LE's begins as UTF-16-LE's)
+
+
+def pip_decode(data: bytes) -> tuple[str, str] | None:
+    """(text, codec name) as pip's ``auto_decode`` gives them for bytes without a BOM whose first or
+    second line is a comment naming an encoding; None for other bytes (a BOM decides as the
+    workspace read it) or when they do not decode so."""
+    import codecs
+
+    if data.startswith(_BOMS):
+        return None
+    for line in data.split(b"\n", 2)[:2]:
+        m = _CODING_RE.search(line) if line[:1] == b"#" else None
+        if m is None:
+            continue
+        try:
+            name = codecs.lookup(m.group(1).decode("ascii")).name
+            text = data.decode(name)
+        except (LookupError, UnicodeDecodeError, ValueError):
+            return None
+        return (text, name) if "\x00" not in text else None
+    return None
+
+
+def unreadable_include(
+    target: Path, constraint: bool, why: str, including: SourceText, at: int, written: str,
+    *, directive: str | None = None,
+) -> PinSource:
+    """What an include that cannot be read pins is unknown: a source with no pins and the one
+    problem an unreadable pin file has (``{name}: why`` at 0:0), naming the directive (``-r``/``-c``
+    and the path as written, unless ``directive`` says otherwise) and its line (of offset ``at``),
+    so that the launch it governs fails closed as it does for the pin file itself."""
+    line = including.lines.line_of(max(0, min(at, len(including.text)))) + 1
+    shown = directive if directive is not None else f"{'-c' if constraint else '-r'} {written}"
+    fmt = PinFormat.CONSTRAINTS if constraint else PinFormat.REQUIREMENTS
+    message = f"{target.name}: {why} (`{shown}` on line {line} of {including.path.name})"
+    return PinSource(target, fmt, False, (), problems=(PinProblem(message, Span(0, 0)),))
+
+
+def _placeholder_path(including: Path, path_text: str) -> Path:
+    """A path that stands for an include with no file here (a URL, ``${VAR}``): one name beside
+    the including file, made of the text as written, so that no real file can be mistaken for it."""
+    return including.parent / path_text.replace("%", "%25").replace("/", "%2F").replace("\x00", "%00")
+
+
+def read_included(
+    workspace: Workspace,
+    including: SourceText,
+    path_text: str,
+    constraint: bool | None,
+    at: int,
+    *,
+    shell: bool = False,
+    budget: list[int] | None = None,
+) -> tuple[PinSource, ...]:
+    """One ``-r``/``-c`` of ``including`` (at offset ``at`` of its text): the tree of the file it
+    names, or the source that says why that file cannot be read (never nothing)."""
+    target = include_target(including.path, path_text, shell=shell)
+    is_c = bool(constraint)
+    if isinstance(target, str):
+        return (unreadable_include(_placeholder_path(including.path, path_text), is_c, target, including, at, path_text),)
+    got = read_include(workspace, target)
+    if isinstance(got, ReadFailure):
+        return (unreadable_include(target, is_c, got.reason, including, at, path_text),)
+    return read_requirements_tree(got, workspace, constraints=constraint, budget=budget)
 
 
 def read_requirements_tree(
@@ -456,41 +563,59 @@ def read_requirements_tree(
     workspace: Workspace,
     *,
     constraints: bool | None = None,
+    budget: list[int] | None = None,
 ) -> tuple[PinSource, ...]:
-    """The file and every file it includes with ``-r``/``-c`` (recursively, each once).
+    """The file and every file it includes with ``-r``/``-c`` (recursively, each once, at any
+    depth, as pip does), each its own PinSource so that pins keep their own path. Files reached
+    through ``-c`` are read as constraints (format "constraints", pins ``constraint=True``), as pip
+    does for the file named by ``-c`` (a ``-r`` inside it is a plain requirements file again).
 
-    Each file is its own PinSource so that pins keep their own path; files reached through
-    ``-c`` are read as constraints (format "constraints", pins ``constraint=True``), as pip does
-    for the file named by ``-c`` (a ``-r`` inside it is a plain requirements file again).
+    An include that cannot be read (missing, not a file, too large, undecodable, a URL, a
+    ``${VAR}``) becomes a source with no pins and the reason (``unreadable_include``): what it
+    would pin is unknown, so a launch it governs is never proven safe by leaving it out. So does
+    the first include past ``_MAX_INCLUDED_FILES`` (``budget``: files left, shared by a caller
+    that reads several trees).
     """
+    left = budget if budget is not None else [_MAX_INCLUDED_FILES]
     first = read_requirements(source, workspace, constraints=constraints)
     out = [first]
+    left[0] -= 1
     seen = {(source.path, first.format is PinFormat.CONSTRAINTS)}
-    todo: list[tuple[SourceText, int]] = [(source, 0)]
-    while todo and len(out) < _MAX_INCLUDED_FILES:
-        src, depth = todo.pop(0)
-        if depth >= _MAX_INCLUDE_DEPTH:
-            continue
-        for path_text, is_c in dict.fromkeys(_include_directives(src)):  # each directive once
-            resolved = resolve_include(src.path, path_text)
-            if resolved is None or (resolved, is_c) in seen:
-                continue  # remote, or already read: pip would loop forever on a cycle, we don't
-            seen.add((resolved, is_c))
-            got = workspace.read(resolved)
-            if not isinstance(got, SourceText):
-                continue  # reported on the including line by read_requirements
-            child = read_requirements(got, workspace, constraints=is_c)
-            out.append(child)
-            todo.append((got, depth + 1))
+    todo: deque[SourceText] = deque([source])
+    while todo:
+        src = todo.popleft()
+        for (path_text, is_c), at in _include_directives(src).items():
+            target = include_target(src.path, path_text)
+            if isinstance(target, str):
+                out.append(unreadable_include(_placeholder_path(src.path, path_text), is_c, target, src, at, path_text))
+                continue
+            if (target, is_c) in seen:
+                continue  # already read: pip would loop forever on a cycle, we don't
+            seen.add((target, is_c))
+            if left[0] <= 0:
+                why = f"more than {_MAX_INCLUDED_FILES} requirements files are included; kimi-lsp reads no further"
+                out.append(unreadable_include(target, is_c, why, src, at, path_text))
+                return tuple(out)
+            got = read_include(workspace, target)
+            if isinstance(got, ReadFailure):
+                out.append(unreadable_include(target, is_c, got.reason, src, at, path_text))
+                continue
+            left[0] -= 1
+            out.append(read_requirements(got, workspace, constraints=is_c))
+            todo.append(got)
     return tuple(out)
 
 
-def _include_directives(source: SourceText) -> list[tuple[str, bool]]:
-    out: list[tuple[str, bool]] = []
+def _include_directives(source: SourceText) -> dict[tuple[str, bool], int]:
+    """Each ``-r``/``-c`` of the file once, with the offset of its first occurrence."""
+    out: dict[tuple[str, bool], int] = {}
     try:
         for ln in logical_lines(source.text):
+            if "-" not in ln.text:
+                continue
             res = parse_line(ln, constraint=False, editable=False)
-            out.extend((p, c) for p, c, _ in res.includes)
+            for p, c, where in res.includes:
+                out.setdefault((p, c), where.start)
     except Exception:
         return out
     return out
