@@ -336,3 +336,22 @@ def test_cache_files_are_0600_whatever_the_umask(example: Path, tmp_path: Path, 
     made = [cache_dir / "CACHEDIR.TAG", *entries(example)]
     assert len(made) == 2 and all(stat.S_IMODE(p.stat().st_mode) == 0o600 for p in made)
     assert all(stat.S_IMODE(d.stat().st_mode) == 0o700 for d in (cache_dir, cache_dir / "results-v2"))
+
+
+def test_kimi_lsps_own_group_writable_directory_is_made_private(example: Path, tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """~/.cache/kimi-lsp made group-writable by an older kimi-lsp under umask 002 (user private
+    groups) is this user's own: write access for others is taken off and the cache works; a
+    directory the user named (KIMI_LSP_CACHE_DIR) is never changed (refused instead, above)."""
+    import stat
+
+    monkeypatch.delenv("KIMI_LSP_CACHE_DIR")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    own = tmp_path / "xdg" / "kimi-lsp"
+    (own / "results-v2").mkdir(parents=True)
+    for d in (own, own / "results-v2"):
+        d.chmod(0o775)
+    check(["--check", LAUNCH], example, monkeypatch, capsys, expect_hit=False)
+    check(["--check", LAUNCH], example, monkeypatch, capsys, expect_hit=True)
+    assert all(stat.S_IMODE(d.stat().st_mode) == 0o755 for d in (own, own / "results-v2"))

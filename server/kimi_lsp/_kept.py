@@ -98,9 +98,14 @@ def trusted_dir(path: str) -> bool:
     return stat.S_ISDIR(st.st_mode) and mine(st)
 
 
-def secure_dir(path: str, create: bool = True) -> bool:
+def secure_dir(path: str, create: bool = True, ours: bool = True) -> bool:
     """Make ``path`` (and its missing parents) 0700 where missing; True when it is then a
-    directory this user owns and nobody else can write (else it must not be used)."""
+    directory this user owns and nobody else can write (else it must not be used).
+
+    ``ours``: a directory only kimi-lsp makes (``kept/``, ``results-v<N>``, the default
+    ``~/.cache/kimi-lsp``), which an older kimi-lsp may have made group-writable under a umask of
+    002 (user private groups): this user's own is then made so nobody else can write it (through a
+    descriptor: never a link). A directory the user named (``KIMI_LSP_CACHE_DIR``) is left as it is."""
     if create and not os.path.lexists(path):
         parent = os.path.dirname(path)
         if parent != path and not os.path.isdir(parent):
@@ -110,7 +115,35 @@ def secure_dir(path: str, create: bool = True) -> bool:
             os.chmod(path, 0o700)  # the umask may have taken bits away (0o700 itself cannot widen)
         except (OSError, ValueError):
             pass
-    return trusted_dir(path)
+    if trusted_dir(path):
+        return True
+    if ours and create and _POSIX and _euid is not None:
+        _tighten(path)
+        return trusted_dir(path)
+    return False
+
+
+def _tighten(path: str) -> None:
+    """Take group and other write off this user's own directory ``path`` (not a link)."""
+    import stat
+
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | _NOFOLLOW | _CLOEXEC)
+    except (OSError, ValueError):
+        return
+    try:
+        st = os.fstat(fd)
+        if stat.S_ISDIR(st.st_mode) and _euid is not None and st.st_uid == _euid():
+            os.fchmod(fd, stat.S_IMODE(st.st_mode) & ~0o022)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def named_by_user() -> bool:
+    """Whether the cache directory is one the user named (``KIMI_LSP_CACHE_DIR``), not kimi-lsp's own."""
+    return bool(os.environ.get("KIMI_LSP_CACHE_DIR"))
 
 
 _chains: dict[tuple[str, bool], bool] = {}
@@ -123,8 +156,9 @@ def _trusted_chain(directory: str, create: bool) -> bool:
     if found is None:
         kept = os.path.dirname(directory)
         new = create and not os.path.lexists(directory)
-        found = _chains[directory, create] = all(
-            secure_dir(d, create) for d in (os.path.dirname(kept), kept, directory))
+        root = os.path.dirname(kept)
+        found = _chains[directory, create] = (secure_dir(root, create, not named_by_user())
+                                              and secure_dir(kept, create) and secure_dir(directory, create))
         if found:
             _chains[directory, False] = True
             if new:  # a new version, interpreter or install: the directories nothing wrote to for long go
@@ -343,7 +377,7 @@ class Kept:
             return None
         raw, crc = entry
         if not sound(raw, crc):
-            del data[key]  # damaged: made again, and not kept as it was
+            data.pop(key, None)  # damaged: made again, and not kept as it was
             return None
         try:
             return marshal.loads(raw)

@@ -194,7 +194,7 @@ class Cache:
         """The cache directory and its ``results-v<N>`` are real directories (no links) of this
         user that nobody else can write (made 0700 when ``create``); else no cache at all."""
         if not self._safe:
-            self._safe = _kept.secure_dir(self.directory, create) and _kept.secure_dir(
+            self._safe = _kept.secure_dir(self.directory, create, not _kept.named_by_user()) and _kept.secure_dir(
                 os.path.dirname(self.entry_path), create)
         return self._safe
 
