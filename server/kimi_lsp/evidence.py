@@ -34,9 +34,20 @@ from kimi_lsp.workspace import is_below
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
 
     from kimi_lsp.workspace import Workspace
+
+
+@dataclass(frozen=True, slots=True)
+class Placer:
+    """What release.py knows of image tags and version ranges, handed in (release.py sits above
+    this module): ``image(ref, location)`` is ``release.parse_image``, ``admitted(spec)``
+    ``release.admitted``."""
+
+    image: Callable[[str, Location], Any]
+    admitted: Callable[[str], tuple[str, ...] | None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,7 +88,7 @@ _VARIABLE = re.compile(
 _PROSE = re.compile(rf"(?<![\w/.-])SGLang[ \t]+(?:version[ \t]+|release[ \t]+)?v?(?P<version>{_VERSION})(?![\w]|\.\d)", re.IGNORECASE)
 
 
-def scan_text(path: Path, text: str) -> list[ReleaseEvidence]:
+def scan_text(path: Path, text: str, place: Placer) -> list[ReleaseEvidence]:
     """Every statement in ``text`` that names an sglang release shipped with kimi-lsp (or one it
     can place among them), in file order. Only the lines that mention sglang (and the line after
     each, where a lock's version follows its name) are read: a repository's text is mostly other
@@ -98,7 +109,7 @@ def scan_text(path: Path, text: str) -> list[ReleaseEvidence]:
 
     clones_sglang = False
     for lo, hi in _windows(text, low):
-        clones_sglang |= _scan_window(text, lo, hi, path, add)
+        clones_sglang |= _scan_window(text, lo, hi, path, add, place)
     if clones_sglang:
         for m in _CHECKOUT.finditer(text):
             add(m.start(), m.end(), f"`{_short(m.group(0))}` of sglang", *_placed(m.group("version")))
@@ -125,20 +136,20 @@ def _windows(text: str, low: str) -> list[tuple[int, int]]:
     return out
 
 
-def _scan_window(text: str, lo: int, hi: int, path: Path, add: Any) -> bool:
+def _scan_window(text: str, lo: int, hi: int, path: Path, add: Any, place: Placer) -> bool:
     """The statements in ``text[lo:hi]``; whether a line there clones sglang."""
     for start, end in _image_words(text, lo, hi):
         ref = text[start:end]
         if _IMAGE.fullmatch(ref) is None:
             continue
-        placed = _image_releases(ref, Location(path, Span(start, end)))
+        placed = _image_releases(ref, Location(path, Span(start, end)), place)
         if placed is not None:
             add(start, end, f"image `{ref}`", *placed)
     for m in _GIT_URL_REF.finditer(text, lo, hi):
         add(m.start(), m.end(), f"`{_short(m.group(0))}`", *_placed(m.group("version")))
     for m in _PIN.finditer(text, lo, hi):
         spec = re.sub(r"\s+", "", m.group("spec"))
-        placed = _spec_releases(spec)
+        placed = _spec_releases(spec, place)
         if placed is not None:
             add(m.start(), m.end(), f"`{_short(m.group(0))}`", *placed)
     for m in _LOCK_ENTRY.finditer(text, lo, hi):
@@ -221,27 +232,23 @@ def _placed(version: str) -> tuple[tuple[str, ...], bool]:
     return (below[-1], above[0]), False
 
 
-def _spec_releases(spec: str) -> tuple[tuple[str, ...], bool] | None:
+def _spec_releases(spec: str, place: Placer) -> tuple[tuple[str, ...], bool] | None:
     """``==X`` names X; a range names every shipped release it admits."""
     m = re.fullmatch(rf"===?v?({_VERSION})", spec)
     if m is not None:
         return _placed(m.group(1))
-    from kimi_lsp.release import admitted
-
-    admits = admitted(spec)
+    admits = place.admitted(spec)
     if admits is None:
         return None
     return admits, False
 
 
-def _image_releases(ref: str, location: Location) -> tuple[tuple[str, ...], bool] | None:
-    from kimi_lsp.release import parse_image
-
+def _image_releases(ref: str, location: Location, place: Placer) -> tuple[tuple[str, ...], bool] | None:
     name = ref.split("@", 1)[0]
     repo, _, tag = name.rpartition(":")
     if not repo or "/" in tag:
         return None
-    official = parse_image(ref, location)
+    official = place.image(ref, location)
     if official is not None:
         if official.version is not None:
             return _placed(official.version)
@@ -318,8 +325,9 @@ class _Entry:
 class RepoIndex:
     """The release evidence of every text file of one repository (bounded walk)."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, place: Placer) -> None:
         self.root = root
+        self.place = place
         self.entries: dict[Path, _Entry] = {}
         self.complete = True  # False when a bound stopped the walk
         self.files_read = 0
@@ -380,7 +388,7 @@ class RepoIndex:
             return
         if "\r" in text:
             text = text.replace("\r\n", "\n")  # offsets as the engine reads the file (see decode_bytes)
-        found = scan_text(path, text)
+        found = scan_text(path, text, self.place)
         if found:
             self.entries[path] = _Entry(tuple(found), name_patterns(text))
 
@@ -449,13 +457,13 @@ def _is_text_name(name: str) -> bool:
     return dot > 0 and low[dot:] in _TEXT_SUFFIXES
 
 
-def repo_index(root: Path, workspace: Workspace) -> RepoIndex:
+def repo_index(root: Path, workspace: Workspace, place: Placer) -> RepoIndex:
     """The repository's index, made once per workspace (one CLI run; the server keeps it until a
     file under the root changes, when only that file is read again)."""
     indexes: dict[Path, RepoIndex] = workspace.__dict__.setdefault("_kimi_lsp_repo_index", {})
     index = indexes.get(root)
     if index is None:
-        index = indexes[root] = RepoIndex(root).build()
+        index = indexes[root] = RepoIndex(root, place).build()
     return index
 
 

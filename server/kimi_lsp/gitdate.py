@@ -13,9 +13,7 @@ written now: no date from history bounds it.
 """
 from __future__ import annotations
 
-import hashlib
 import os
-import subprocess
 import time
 from pathlib import Path
 
@@ -129,12 +127,16 @@ def _blob_id(path: Path, workspace: Workspace | None) -> str | None:
                 data = fh.read()
         except OSError:
             return None
+    import hashlib
+
     h = hashlib.sha1(b"blob %d\0" % len(data), usedforsecurity=False)
     h.update(data)
     return h.hexdigest()
 
 
 def _git(root: Path, *args: str) -> str | None:
+    import subprocess  # (only where a repository has history to read)
+
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
     env.update(GIT_OPTIONAL_LOCKS="0", GIT_TERMINAL_PROMPT="0", GIT_PAGER="cat", PAGER="cat", LC_ALL="C",
                GIT_CONFIG_NOSYSTEM="1", GIT_NO_REPLACE_OBJECTS="1")

@@ -404,10 +404,8 @@ def from_repository(res: ReleaseResolution, cmd: LaunchCommand, workspace: Works
     from kimi_lsp import evidence as ev
 
     root = _evidence_root(cmd.path, workspace)
-    text = workspace.text(cmd.path) or ""
-    own = ev.scan_text(cmd.path, text)
-    refs = ev.referenced_files(cmd.path, text, workspace)
-    index = ev.repo_index(root, workspace)
+    own, refs = _own_evidence(cmd.path, workspace)
+    index = ev.repo_index(root, workspace, _placer())
     scope, found = index.for_launch(cmd.path, own, refs)
     if not found:
         found = [e for p, entry in sorted(index.entries.items()) if p != cmd.path for e in entry.evidence]
@@ -428,10 +426,43 @@ def from_repository(res: ReleaseResolution, cmd: LaunchCommand, workspace: Works
     return _from_history(res, cmd, root, workspace)
 
 
-def _from_history(res: ReleaseResolution, cmd: LaunchCommand, root: Path, workspace: Workspace) -> ReleaseResolution:
-    from kimi_lsp.gitdate import LastChange, last_change
+def _own_evidence(path: Path, workspace: Workspace) -> tuple[list[ReleaseEvidence], list[Path]]:
+    """What the launch file itself names, and the files it builds from: read once per text of
+    the file, not once per launch (a notebook of 4,000 launch cells)."""
+    from kimi_lsp import evidence as ev
+    from kimi_lsp.workspace import SourceText
 
-    changed = workspace.remembered(("last-change", cmd.path), lambda: last_change(cmd.path, root, workspace))
+    src = workspace.read(path)
+    memo: dict[Path, tuple[object, list[ReleaseEvidence], list[Path]]] = workspace.__dict__.setdefault("_kimi_lsp_own_evidence", {})
+    hit = memo.get(path)
+    if hit is not None and hit[0] is src:
+        return hit[1], hit[2]
+    text = src.text if isinstance(src, SourceText) else ""
+    own = ev.scan_text(path, text, _placer())
+    refs = ev.referenced_files(path, text, workspace)
+    memo[path] = (src, own, refs)
+    return own, refs
+
+
+def _last_change(path: Path, root: Path, workspace: Workspace) -> LastChange | Any:
+    """``gitdate.last_change``, asked once per text of the file (every launch of a file shares
+    it; the server's workspace is not stable, so ``remembered`` would ask git per launch)."""
+    from kimi_lsp.gitdate import last_change
+
+    src = workspace.read(path)
+    memo: dict[Path, tuple[object, object]] = workspace.__dict__.setdefault("_kimi_lsp_last_change", {})
+    hit = memo.get(path)
+    if hit is not None and hit[0] is src:
+        return hit[1]
+    changed = last_change(path, root, workspace)
+    memo[path] = (src, changed)
+    return changed
+
+
+def _from_history(res: ReleaseResolution, cmd: LaunchCommand, root: Path, workspace: Workspace) -> ReleaseResolution:
+    from kimi_lsp.gitdate import LastChange
+
+    changed = _last_change(cmd.path, root, workspace)
     if not isinstance(changed, LastChange):
         return replace(res, why=f"nothing in the repository names it, and {changed.why}: judged by today's newest releases")
     candidates = releases_at(changed.day)
@@ -449,10 +480,10 @@ def _moving_by_history(res: ReleaseResolution, cmd: LaunchCommand, workspace: Wo
     """A moving tag pulled what it pointed to when the launch was written: `latest` the newest
     release of the day the file was last committed, `dev` main of that day (between that release
     and the next). Without a date (no history, uncommitted changes), ``res`` as it was."""
-    from kimi_lsp.gitdate import LastChange, last_change
+    from kimi_lsp.gitdate import LastChange
 
     root = _evidence_root(cmd.path, workspace)
-    changed = workspace.remembered(("last-change", cmd.path), lambda: last_change(cmd.path, root, workspace))
+    changed = _last_change(cmd.path, root, workspace)
     if not isinstance(changed, LastChange):
         return res
     recent = releases_at(changed.day)
@@ -852,3 +883,13 @@ def _release_dates() -> tuple[tuple[str, str], ...]:
         return ()
     order = {v: i for i, v in enumerate(shipped_versions())}  # same-day builds: by version
     return tuple(sorted(((v, d) for v, d in raw.items() if v in order), key=lambda vd: (vd[1], order[vd[0]])))
+
+
+
+@functools.cache
+def _placer() -> Any:
+    """``evidence.Placer``: this module's image and range readers, handed to evidence.py (which
+    sits below this module)."""
+    from kimi_lsp.evidence import Placer
+
+    return Placer(parse_image, admitted)

@@ -6,9 +6,15 @@ from pathlib import Path
 
 import pytest
 
-from kimi_lsp.evidence import RepoIndex, name_patterns, scan_text
+from kimi_lsp.evidence import RepoIndex, name_patterns
+from kimi_lsp.evidence import scan_text as _scan
+from kimi_lsp.release import _placer
 
 P = Path("/repo/x")
+
+
+def scan_text(path: Path, text: str) -> list:
+    return _scan(path, text, _placer())
 
 
 def _one(text: str) -> tuple[tuple[str, ...], str, bool]:
@@ -77,7 +83,7 @@ def test_the_nearest_scope_wins(tmp_path: Path) -> None:
     (tmp_path / "b" / "serve.sh").write_text("python -m sglang.launch_server --model-path m\n")
     (tmp_path / "c").mkdir()
     (tmp_path / "c" / "serve.sh").write_text("python -m sglang.launch_server --model-path m\n")
-    index = RepoIndex(tmp_path).build()
+    index = RepoIndex(tmp_path, _placer()).build()
     scope, found = index.for_launch(tmp_path / "b" / "serve.sh", [], [])
     assert scope == "beside it" and [e.releases for e in found] == [("0.5.17",)]
     scope, found = index.for_launch(tmp_path / "c" / "serve.sh", [], [])

@@ -243,7 +243,7 @@ def test_unshipped_release_is_unknown_and_says_why(tmp_path: Path, monkeypatch) 
     _with_image(monkeypatch, image)
     diags = _lint(tmp_path, "Dockerfile")
     assert len(diags) == 2 and all(d.severity is Severity.WARNING for d in diags)
-    assert (f"(in every sglang release from 0.5.1.post3 to 0.5.2; the release that runs this launch is unknown: "
+    assert (f"(in sglang 0.5.1.post3 and 0.5.2; the release that runs this launch is unknown: "
             f"sglang 0.5.2rc2, from image `{image}` at Dockerfile:1, which kimi-lsp has no argument schema for"
             in diags[-1].message)
 
@@ -360,7 +360,7 @@ def test_dated_nightly_is_judged_by_the_releases_around_its_day(tmp_path: Path, 
     _with_image(monkeypatch, image)
     diags = _lint(tmp_path, "Dockerfile")
     assert [(d.code, d.severity) for d in diags] == [("KL201", Severity.WARNING)]
-    assert "`--no-such-flag` (in every sglang release from 0.5.6.post2 to 0.5.7;" in diags[0].message
+    assert "`--no-such-flag` (in sglang 0.5.6.post2 and 0.5.7;" in diags[0].message
     # the same launch on `latest`: today's releases reject nano_v3 too
     (tmp_path / "Dockerfile").write_text(NANO.format(image="lmsysorg/sglang:latest"))
     _with_image(monkeypatch, "lmsysorg/sglang:latest")
@@ -378,7 +378,7 @@ def test_a_range_is_judged_by_every_release_it_admits(tmp_path: Path) -> None:
     # nano_v3 holds in every admitted release; --enable-hicache (new in 0.5.23) in none of them
     diags = _lint(tmp_path, "run.sh")
     assert [(d.code, d.severity) for d in diags] == [("KL201", Severity.WARNING)]
-    assert "in every sglang release from 0.5.7 to 0.5.9;" in diags[0].message
+    assert "in sglang 0.5.7, 0.5.8, 0.5.8.post1 and 0.5.9;" in diags[0].message
     assert "`sglang>=0.5.7,<0.5.10` at requirements.txt:1 is a range" in diags[0].message
 
 

@@ -296,6 +296,22 @@ def closest_choice(value: str, choices: Iterable[object]) -> str | None:
 NEAR_MISS_RATIO = 0.85
 
 
+# A did-you-mean is offered only when the names themselves (without their dashes, which every
+# option shares) are this alike: `--kv-offload-tier` is not a misspelling of `--ple-offload-dir`
+# (0.73), `--mem-fration-static` is of `--mem-fraction-static` (0.97).
+HINT_RATIO = 0.75
+
+
+def worth_a_hint(word: str, guess: str | None) -> bool:
+    """Whether ``guess`` is near enough ``word`` to be offered as a did-you-mean."""
+    if guess is None:
+        return False
+    import difflib
+
+    a, b = word.lstrip("-").lower(), guess.lstrip("-").lower()
+    return difflib.SequenceMatcher(None, a, b).ratio() >= HINT_RATIO
+
+
 def near_miss(word: str, guess: str | None) -> bool:
     """Whether ``word`` is surely a misspelling of ``guess`` (not merely like it): where new
     options and choices may exist, only such words are reported."""

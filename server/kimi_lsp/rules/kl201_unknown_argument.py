@@ -221,6 +221,7 @@ def _cli_word(ctx: LaunchContext, prob: ArgProblem) -> Iterator[Violation]:
     guess = launch.schema.closest(head)
     if ctx.beyond_schema and not _args.near_miss(head, guess):
         return  # may be an option added after the newest release kimi-lsp knows
+    guess = guess if _args.worth_a_hint(head, guess) else None
     fixes: tuple[Fix, ...] = ()
     if guess is not None:
         fix = _args.replace_prefix(ctx, prob.token, prob.origin, len(head), guess, f"Did you mean `{guess}`?")
@@ -285,6 +286,7 @@ def _config_key(ctx: LaunchContext, prob: ArgProblem) -> Iterator[Violation]:
     guess = launch.schema.closest(emitted)
     if ctx.beyond_schema and not _args.near_miss(emitted, guess):
         return  # may be an option added after the newest release kimi-lsp knows
+    guess = guess if _args.worth_a_hint(emitted, guess) else None
     fixes = ()
     if guess is not None:
         title = f"Did you mean `{guess[2:]}`?"
