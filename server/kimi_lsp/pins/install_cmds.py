@@ -22,6 +22,7 @@ from kimi_lsp.pins._pep508 import (
     failed_source,
     pin_from_string,
     scan_requirement,
+    sole_version,
     version_from_filename,
 )
 from kimi_lsp.pins.model import Pin, PinFormat, PinProblem, PinSource
@@ -72,7 +73,9 @@ def _install_args(words: list[Expanded]) -> tuple[list[Expanded], str] | None:
         return None
     prog = _basename(vals[i])
     rest = i + 1
-    if re.fullmatch(r"python(\d+(\.\d+)?)?", prog):
+    # `$PYTHON -m pip`, a notebook's `!{sys.executable} -m pip` (its braces read as a variable): an
+    # interpreter known only where it runs, but `-m pip` says what it does
+    if re.fullmatch(r"python(\d+(\.\d+)?)?", prog) or (prog.startswith("$") and vals[rest : rest + 2] == ["-m", "pip"]):
         while rest < len(vals) and vals[rest].startswith("-") and vals[rest] != "-m":
             rest += 1
         if vals[rest : rest + 2] != ["-m", "pip"]:
@@ -83,6 +86,11 @@ def _install_args(words: list[Expanded]) -> tuple[list[Expanded], str] | None:
         if sub is None or vals[sub] != "install":
             return None
         return words[sub + 1 :], "pip"
+    if prog in _CONDA_PROGS:
+        sub = _subcommand(vals, rest)
+        if sub is not None and vals[sub] == "install":
+            return words[sub + 1 :], "conda"
+        return None
     if prog == "uv":
         sub = _subcommand(vals, rest)
         if sub is None:
@@ -112,7 +120,10 @@ class _Result:
     includes: list[tuple[str, bool, Span]]
 
 
-def _scan_install(args: list[Expanded], res: _Result) -> None:
+def _scan_install(args: list[Expanded], res: _Result, shape: str = "pip") -> None:
+    if shape == "conda":
+        _scan_conda(args, res)
+        return
     i = 0
     while i < len(args):
         w = args[i]
@@ -136,6 +147,48 @@ def _scan_install(args: list[Expanded], res: _Result) -> None:
         pin = _requirement_pin(w, res)
         if pin is not None:
             res.pins.append(pin)
+
+
+# `conda install` (and mamba's, micromamba's): MatchSpecs, not PEP 508 (`name=1.2` is 1.2.*), read
+# as environment.yml reads them; never edited here (a bump would write PEP 440 into a MatchSpec)
+_CONDA_PROGS = ("conda", "mamba", "micromamba")
+_CONDA_VALUE_OPTS = {"-c", "--channel", "-n", "--name", "-p", "--prefix", "--file", "--solver", "--subdir",
+                     "--platform", "--repodata-fn"}
+_CONDA_SPEC = _regex.compile(r"^(?:[^\s:]+::)?(?P<name>[A-Za-z0-9_][A-Za-z0-9_.-]*)(?P<rest>.*)$", re.S)
+
+
+def _scan_conda(args: list[Expanded], res: _Result) -> None:
+    i = 0
+    while i < len(args):
+        w = args[i]
+        i += 1
+        if w.text.startswith("-"):
+            if w.text in _CONDA_VALUE_OPTS:
+                i += 1
+            continue
+        pin = _conda_pin(w, res)
+        if pin is not None:
+            res.pins.append(pin)
+
+
+def _conda_pin(w: Expanded, res: _Result) -> Pin | None:
+    from kimi_lsp.pins.conda_env import conda_to_pep440  # (PyYAML loads only for a conda install)
+
+    m = _CONDA_SPEC.match(w.text.strip())
+    if m is None or "$" in w.text:
+        return None
+    name, rest = m.group("name"), m.group("rest").strip()
+    spec = rest
+    if rest[:1] == "[" or " " in rest:
+        spec = ""  # name[version=...] or "name 1.2 build": what it pins is not read here
+    elif re.match(r"^=[^=<>!|,]+=.+$", rest):
+        spec = rest[: rest.index("=", 1)]  # name=1.2=build_0
+    conv = conda_to_pep440(spec) if spec else ""
+    if conv is None:
+        res.problems.append(PinProblem(f"cannot read conda version spec {rest!r} for {name}", w.span))
+        return None
+    return Pin(canonical(name), Located(name, w.span), conv, sole_version(conv), w.span, None,
+               native_spec=spec if spec and spec != conv else None)
 
 
 def _looks_like_archive(v: str) -> bool:
@@ -229,7 +282,7 @@ def _scan_shell(text: str, a: int, b: int, env: dict[str, Expanded], escape: str
         _note_assignments(text, words, expanded, assigned, env)
         got = _install_args(expanded)
         if got is not None:
-            _scan_install(got[0], res)
+            _scan_install(got[0], res, got[1])
 
 
 def _note_assignments(
@@ -330,7 +383,7 @@ def _scan_exec_form(text: str, argv: list[Word], env: dict[str, Expanded], res: 
         return
     got = _install_args(words)
     if got is not None:
-        _scan_install(got[0], res)
+        _scan_install(got[0], res, got[1])
 
 
 # -- public ------------------------------------------------------------------------------------

@@ -360,15 +360,58 @@ def python_text(cell: Cell) -> str | None:
     return "".join(out)
 
 
+# IPython's package magics: `%pip install ...` runs `python -m pip install ...` in the kernel's own
+# environment (IPython's recommended form), `%uv pip install ...` the same with uv, `%conda`,
+# `%mamba`, `%micromamba install ...` conda's. Read as the shell command after the `%`.
+_PACKAGE_MAGIC = _regex.compile(r"[ \t]*%(?=(?:pip|uv|conda|mamba|micromamba)[ \t])")
+# Cell magics whose body IPython runs as a cell of its own (a `%%capture` pip cell hides its output)
+_BODY_RUNS = _regex.compile(r"[ \t]*%%(?:capture|time|timeit|prun)\b[^\n]*(?:\n|$)")
+
+
+def install_parts(cell: Cell) -> list[MappedSource]:
+    """What a code cell installs with: its shell parts (``shell_parts``) and its package magic
+    lines (``%pip install ...``), each a shell command located in the file; in a ``%%capture``
+    (``%%time``...) cell, those of its body."""
+    src = cell.source
+    text = src.text
+    if cell.kind != "code" or "%" not in text:
+        return shell_parts(cell)
+    body_start = 0
+    m = _BODY_RUNS.match(text)
+    if m is not None:
+        body_start = m.end()
+        body = src.sub(text[body_start:], [(k, k + 1) for k in range(body_start, len(text))])
+        return install_parts(Cell(cell.index, cell.kind, body, cell.span))
+    out = shell_parts(cell)
+    if _SHELL_CELL.match(text) is not None or text.lstrip().startswith("%%"):
+        return out
+    lines = line_spans(text)
+    i = 0
+    while i < len(lines):
+        a, b = lines[i]
+        magic = _PACKAGE_MAGIC.match(text, a, b)
+        i += 1
+        if magic is None:
+            continue
+        start, end = magic.end(), b  # after the `%`
+        while text[start:end].rstrip().endswith("\\") and i < len(lines):
+            end = lines[i][1]
+            i += 1
+        out.append(src.sub(_placeheld(text, start, end), _units(text, start, end)))
+    out.sort(key=lambda part: part.start(0) if part.text else part.anchor())  # in the cell's order
+    return out
+
+
 def install_text(notebook: Notebook) -> MappedSource:
-    """Every shell part of the notebook, one after another (a newline between them that sits
-    nowhere in the file): where the notebook's own ``pip install`` lines are read from."""
+    """Every shell part and package magic of the notebook (``install_parts``), one after another
+    (a newline between them that sits nowhere in the file): where the notebook's own
+    ``pip install`` lines are read from."""
     text_parts: list[str] = []
     starts: list[int] = []
     ends: list[int] = []
     anchor = 0
     for cell in notebook.cells:
-        for part in shell_parts(cell):
+        for part in install_parts(cell):
             n = len(part.text)
             text_parts.append(part.text + "\n")
             starts.extend(part.start(k) for k in range(n))
