@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kimi_lsp._record import dataclass, field
+from kimi_lsp._record import dataclass, field, replace
 from kimi_lsp.surfaces.model import EnvVar, LaunchCommand, Surface, SurfaceResult, Token
 from kimi_lsp.surfaces.shell import (
     FlatSource,
@@ -27,6 +27,9 @@ from kimi_lsp.surfaces.shell import (
     launches_from_words,
     lex,
     mentions_sglang,
+    SCRIPT_TARGET,
+    WRITTEN_DOUBT,
+    written_launches,
 )
 from kimi_lsp.syntax.dockerfile import (  # parse is re-exported: the tests read instructions here
     Instruction,
@@ -103,7 +106,8 @@ def _form_launches(form: _Form, ctx: LaunchContext, escape: str, env: list[EnvVa
     assert form.shell is not None
     commands, problems = lex(form.shell, escape=escape)
     ctx.problems.extend(problems)
-    return launches_from_commands(commands, ctx, env)
+    # `RUN echo "python -m sglang.launch_server ..." > /start.sh`: the script the image runs later
+    return [*launches_from_commands(commands, ctx, env), *written_launches(form.shell, commands, ctx)]
 
 
 def _image_launches(stage: _Stage, ctx: LaunchContext, escape: str) -> list[LaunchCommand]:
@@ -184,4 +188,10 @@ def _run_launches(ins: Instruction, ctx: LaunchContext, escape: str, env: list[E
             if body.script:
                 src = FlatSource(body.text, body.span.start)
                 found.extend(_form_launches(_Form(ins, shell=src), ctx, "\\", list(env)))
+            elif body.written and "sglang" in body.text:
+                # `RUN cat > /start.sh <<EOF`: the script the image runs later (CMD/ENTRYPOINT)
+                src = FlatSource(body.text, body.span.start)
+                got = _form_launches(_Form(ins, shell=src), ctx, "\\", list(env))
+                doubt = None if SCRIPT_TARGET.search(ins.args) else WRITTEN_DOUBT
+                found.extend(replace(lc, doubt=lc.doubt or doubt) for lc in got)
     return found

@@ -19,10 +19,12 @@ from kimi_lsp.surfaces.model import LaunchCommand, Surface, SurfaceResult
 from kimi_lsp.surfaces.shell import (
     FlatSource,
     LaunchContext,
+    function_spans,
     launches_from_commands,
     launches_in_source,
     lex,
     mentions_sglang,
+    written_launches,
 )
 from kimi_lsp.syntax import markdown as md
 from kimi_lsp.text import Span
@@ -81,8 +83,9 @@ def shell_block_launches(text: str, block: md.CodeBlock, ctx: LaunchContext, bas
     end = block.body.end
     end += 2 if text.startswith("\r\n", end) else 1 if text.startswith("\n", end) else 0
     view = md.code_view(text, [block], shell=True, window=Span(block.body.start, end))
-    commands, _problems = lex(FlatSource(view, base + block.body.start))  # an example's syntax is not reported
-    return launches_from_commands(commands, ctx)
+    src = FlatSource(view, base + block.body.start)
+    commands, _problems = lex(src)  # an example's syntax is not reported
+    return [*launches_from_commands(commands, ctx, functions=function_spans(src)), *written_launches(src, commands, ctx)]
 
 
 _TEXT_DOUBT = "kimi-lsp only guesses this is a launch: it is written in a plain-text block, which may show output"

@@ -32,12 +32,16 @@ from kimi_lsp.syntax.shell import (  # re-exported: the surfaces read shell text
     ArrayAssignment,
     Command,
     FlatSource,
+    Heredoc,
     MappedSource,
     SimpleCommand,
     Source,
     Word,
     basename,
     env_from_word,
+    function_spans,
+    heredocs,
+    is_heredoc_end,
     iter_commands,
     lex,
     prose_lines,
@@ -47,7 +51,8 @@ from kimi_lsp.text import Located, Span
 __all__ = [
     "Command", "FlatSource", "LaunchContext", "MappedSource", "SimpleCommand", "Source", "Word",
     "basename", "find_launches", "is_pip_install", "iter_commands", "launches_from_commands",
-    "launches_from_words", "launches_in_source", "lex", "mentions_sglang", "read_shell",
+    "launches_from_words", "launches_in_source", "lex", "mentions_sglang", "read_shell", "function_spans",
+    "written_launches",
 ]
 
 # --------------------------------------------------------------------------------------------
@@ -121,6 +126,19 @@ _TORCHRUN_VALUES = frozenset(
 ) | _opts("-r", "-t")
 _TORCHRUN_MODULE_FLAGS = _opts("-m", "--module")
 
+_NSYS_VALUES = _opts(
+    "-o", "--output", "-t", "--trace", "-s", "--sample", "-b", "--backtrace", "-c", "--capture-range",
+    "--capture-range-end", "-d", "--duration", "-y", "--delay", "-f", "--force-overwrite", "-e", "--env-var",
+    "-w", "--show-output", "-x", "--stop-on-exit", "-n", "--inherit-environment", "-p", "--nvtx-capture",
+    "--stats", "--export", "--cuda-graph-trace", "--cuda-memory-usage", "--cudabacktrace", "--gpu-metrics-device",
+    "--gpu-metrics-devices", "--gpu-metrics-frequency", "--gpu-metrics-set", "--gpuctxsw", "--kill",
+    "--python-sampling", "--python-sampling-frequency", "--python-backtrace", "--pytorch", "--session-new",
+    "--session", "--trace-fork-before-exec", "--wait", "--cpuctxsw", "--osrt-threshold", "--nic-metrics",
+    "--mpi-impl", "--cuda-um-cpu-page-faults", "--cuda-um-gpu-page-faults", "--cuda-flush-interval",
+    "--nvtx-domain-include", "--nvtx-domain-exclude", "--sampling-frequency", "--sampling-period",
+    "--event-sample", "--cpu-core-events", "--run-as", "--hotkey-capture", "--command-file", "--resolve-symbols",
+    "--vulkan-gpu-workload", "--dask", "--cuda-event-trace", "--ib-switch-metrics-devices", "--start-later",
+)
 _WRAPPERS: dict[str, _Wrapper] = {
     "exec": _Wrapper(_opts("-a")),
     "env": _Wrapper(_opts("-u", "--unset", "-C", "--chdir", "-S", "--split-string"), env_words=True),
@@ -141,6 +159,9 @@ _WRAPPERS: dict[str, _Wrapper] = {
         )
     ),
     "taskset": _Wrapper(positionals=1),
+    # `nsys profile -o out --trace cuda,nvtx python -m sglang.launch_server ...` (Nsight Systems):
+    # nearly every option takes a value; one we do not list misreads the command as no launch
+    "nsys": _Wrapper(_NSYS_VALUES, subcommand="profile"),
     "sudo": _Wrapper(
         _opts(
             "-u", "-g", "-h", "-p", "-C", "-D", "-r", "-t", "-U", "-T", "--user", "--group", "--host",
@@ -690,15 +711,23 @@ def is_pip_install(words: Sequence[Word]) -> bool:
 
 
 def launches_from_commands(
-    commands: Sequence[Command], ctx: LaunchContext, env: Sequence[EnvVar] = ()
+    commands: Sequence[Command],
+    ctx: LaunchContext,
+    env: Sequence[EnvVar] = (),
+    functions: Sequence[tuple[str, Span]] = (),
 ) -> list[LaunchCommand]:
-    """Launches of a script, in order; ``export``/``VAR=x`` lines feed the env of later launches."""
+    """Launches of a script, in order; ``export``/``VAR=x`` lines feed the env of later launches.
+
+    ``functions``: the script's shell functions (``syntax.shell.function_spans``): a function
+    whose body launches with ``"$@"`` is a launch wherever it is called with more flags."""
     # One value per name, in the order of the latest assignment: what the launch will see.
     running: dict[str, EnvVar] = {}
     for var in env:
         _assign(running, var)
     out: list[LaunchCommand] = []
     arrays: dict[str, _Array] = {}
+    strings: dict[str, _String] = {}
+    bodies: dict[str, Sequence[Word]] = {}
     for command in commands:
         words: Sequence[Word] = command.words
         if not words or (words[0].value in DECLARE and words[0].token.exact):
@@ -706,9 +735,14 @@ def launches_from_commands(
                 _assign(running, var)
             for array in command.arrays:
                 _assign_array(arrays, array, command.conditional)
+            _assign_strings(strings, command)
             continue
         words = _splice_arrays(words, arrays)
         first = words[0]
+        called = _called(words, strings, bodies, ctx, [*running.values(), *command.assignments], command)
+        if called is not None:
+            out.extend(called)
+            continue
         if first.value == "unset":
             for w in words[1:]:
                 running.pop(w.value, None)
@@ -724,8 +758,120 @@ def launches_from_commands(
         if words is not command.words:
             # array elements sit where the array is written; the launch is the line that runs it
             found = [replace(launch, span=command.span) for launch in found]
+        if found and functions and any(_all_args(w) for w in words):
+            name = _function_at(functions, command.span.start)
+            if name is not None:
+                bodies[name] = words
         out.extend(found)
     return out
+
+
+@dataclass(frozen=True)
+class _String:
+    """``CMD="python -m sglang.launch_server ..."``: a command kept in a variable, run later as
+    ``$CMD`` or ``eval "$CMD"``; ``chars`` locates the value's characters in the file."""
+
+    chars: Source
+    conditional: bool  # set on some paths only
+
+
+_VAR_WORD_RE = _regex.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))")
+_ALL_ARGS = frozenset({"$@", "${@}", "$*", "${*}"})
+_STRING_DOUBT = "kimi-lsp only guesses this is the launch: the command is kept in a variable set on some paths only"
+_SPLIT_DOUBT = ("kimi-lsp only guesses this is the launch: an unquoted variable is split at spaces and its quotes "
+                "are kept, so the words may differ from the ones shown")
+
+
+def _all_args(word: Word) -> bool:
+    return not word.token.exact and word.value in _ALL_ARGS
+
+
+def _function_at(functions: Sequence[tuple[str, Span]], offset: int) -> str | None:
+    """The innermost function whose definition holds ``offset``."""
+    best: tuple[str, Span] | None = None
+    for name, span in functions:
+        if span.start <= offset < span.end and (best is None or span.start >= best[1].start):
+            best = (name, span)
+    return best[0] if best is not None else None
+
+
+def _assign_strings(strings: dict[str, _String], command: Command) -> None:
+    for word in command.assignment_words:
+        m = ASSIGN_RE.match(word.value)
+        if m is None:
+            continue
+        name, value = m.group(1), word.value[m.end():]
+        if "+=" in word.value[: m.end()] or not _LAUNCH_WORDS_RE.search(value):
+            strings.pop(name, None)  # appended to, or not a launch: nothing we follow
+            continue
+        units = [(k, k + 1) for k in range(m.end(), len(word.value))]
+        strings[name] = _String(word.chars.sub(value, units), command.conditional)
+
+
+_LAUNCH_WORDS_RE = _regex.compile(r"sglang\.(?:launch_server|cli\.main)|sglang[ \t]+serve\b")
+
+
+def _called(
+    words: Sequence[Word],
+    strings: dict[str, _String],
+    bodies: dict[str, Sequence[Word]],
+    ctx: LaunchContext,
+    env: list[EnvVar],
+    command: Command,
+) -> list[LaunchCommand] | None:
+    """What a command that runs a kept command runs: ``$CMD --more``, ``eval "$CMD"``, ``eval
+    "python -m ..."``, or a function that launches with ``"$@"`` called with flags. None: it is
+    none of these (the command is read as it is)."""
+    first = words[0]
+    if first.token.exact and first.value in bodies:
+        body = bodies[first.value]
+        spliced: list[Word] = []
+        for w in body:
+            spliced.extend(words[1:] if _all_args(w) else [w])
+        found = launches_from_words(spliced, ctx, env, None)
+        # the launch is the call: its flags are there (the program stays where the body has it)
+        return [replace(lc, span=command.span) for lc in found]
+    if first.token.exact and first.value == "eval" and len(words) >= 2:
+        target = words[1]
+        kept = _kept(target, strings)
+        if kept is not None:
+            return _run_kept(kept, words[2:], ctx, env, command, split=False)
+        if target.token.exact and len(words) == 2 and _LAUNCH_WORDS_RE.search(target.value):
+            if ctx.depth >= MAX_NESTING:
+                return []
+            return launches_in_source(target.chars, ctx, env, nested=True)
+        return None
+    kept = _kept(first, strings)
+    if kept is not None:
+        return _run_kept(kept, words[1:], ctx, env, command, split=True)
+    return None
+
+
+def _kept(word: Word, strings: dict[str, _String]) -> _String | None:
+    if word.token.exact or not strings:
+        return None
+    m = _VAR_WORD_RE.fullmatch(word.value)
+    return strings.get(m.group(1) or m.group(2)) if m is not None else None
+
+
+def _run_kept(
+    kept: _String, extra: Sequence[Word], ctx: LaunchContext, env: list[EnvVar], command: Command, *, split: bool
+) -> list[LaunchCommand]:
+    if ctx.depth >= MAX_NESTING:
+        return []
+    commands, problems = lex(kept.chars)
+    ctx.problems.extend(problems)
+    ctx.depth += 1
+    try:
+        if len(commands) == 1 and commands[0].words:
+            found = launches_from_words([*commands[0].words, *extra], ctx, [*env, *commands[0].assignments], None)
+        else:
+            found = launches_from_commands(commands, ctx, env)
+    finally:
+        ctx.depth -= 1
+    doubt = _STRING_DOUBT if kept.conditional else (
+        _SPLIT_DOUBT if split and any(c in kept.chars.text for c in "'\"\\") else None)
+    return [replace(lc, span=command.span, doubt=lc.doubt or doubt) for lc in found]
 
 
 @dataclass(frozen=True)
@@ -791,13 +937,14 @@ def launches_in_source(
     """Lex ``src`` as a script and return its launches; lexer problems go to ``ctx.problems``."""
     commands, problems = lex(src, escape=escape)
     ctx.problems.extend(problems)
+    functions = function_spans(src)
     if nested:
         ctx.depth += 1
         try:
-            return launches_from_commands(commands, ctx, env)
+            return launches_from_commands(commands, ctx, env, functions)
         finally:
             ctx.depth -= 1
-    return launches_from_commands(commands, ctx, env)
+    return launches_from_commands(commands, ctx, env, functions)
 
 
 def find_launches(
@@ -808,11 +955,67 @@ def find_launches(
     return launches_in_source(FlatSource(text, base), ctx, env)
 
 
+WRITTEN_DOUBT = "kimi-lsp only guesses this is a launch: it is text written to a file that is not named as a script"
+# `> start.sh`, `>> /opt/run.bash`, `tee start.sh`: the file a command writes is a script
+SCRIPT_TARGET = _regex.compile(r"(?:>>?|\btee(?:[ \t]+-a)?)[ \t]*[\"']?[^\s;&|\"']+\.(?:sh|bash)\b")
+_ECHOES = frozenset({"echo", "printf"})
+
+
+def written_launches(src: Source, commands: Sequence[Command], ctx: LaunchContext) -> list[LaunchCommand]:
+    """Launches in a script that a script writes: a ``cat > start.sh <<EOF`` (or ``tee``) heredoc
+    body, and ``echo "python -m sglang.launch_server ..." > start.sh``. Only where ``src`` is the
+    file's own text (a ``FlatSource``: a script, a documentation block), where a command's span
+    gives back its text. Written to a file not named as a script, a heredoc's launch is a doubt."""
+    if not isinstance(src, FlatSource) or ctx.depth >= MAX_NESTING:
+        return []
+    text, base = src.text, src.base
+    if not _LAUNCH_WORDS_RE.search(text):
+        return []
+    out: list[LaunchCommand] = []
+    if "<<" in text:
+        for mark in heredocs(src):
+            if mark.is_written:
+                out.extend(_heredoc_launches(text, base, mark, ctx))
+    for command in commands:
+        words = command.words
+        if len(words) < 2 or not (words[0].token.exact and words[0].value in _ECHOES):
+            continue
+        if not SCRIPT_TARGET.search(text, command.span.start - base, command.span.end - base):
+            continue
+        for word in words[1:]:
+            if _LAUNCH_WORDS_RE.search(word.value):
+                out.extend(launches_in_source(word.chars, ctx, nested=True))
+    return out
+
+
+def _heredoc_launches(text: str, base: int, mark: Heredoc, ctx: LaunchContext) -> list[LaunchCommand]:
+    i = mark.span.end - base
+    eol = text.find("\n", i)
+    if i < 0 or eol < 0:
+        return []
+    head = text[text.rfind("\n", 0, i) + 1 : eol]
+    start = k = eol + 1
+    while k < len(text):
+        e = text.find("\n", k)
+        e = len(text) if e < 0 else e
+        if is_heredoc_end(text[k:e], mark):
+            break
+        k = e + 1
+    body = text[start : min(k, len(text))]
+    if not _LAUNCH_WORDS_RE.search(body):
+        return []
+    found = launches_in_source(FlatSource(body, base + start), ctx, nested=True)
+    doubt = None if SCRIPT_TARGET.search(head) else WRITTEN_DOUBT
+    return [replace(lc, doubt=lc.doubt or doubt) for lc in found]
+
+
 def read_shell(path: Path, text: str) -> SurfaceResult:
     """A whole shell script (``*.sh``, ``*.sbatch``, a file with a shell shebang)."""
     ctx = LaunchContext(path, Surface.SHELL, path.parent)
-    commands, problems = lex(FlatSource(text))
-    launches = launches_from_commands(commands, ctx)
+    src = FlatSource(text)
+    commands, problems = lex(src)
+    launches = launches_from_commands(commands, ctx, functions=function_spans(src))
+    launches.extend(written_launches(src, commands, ctx))
     problems = [*problems, *ctx.problems]
     prose = prose_lines(text, commands)
     if prose:

@@ -37,6 +37,8 @@ class HeredocBody:
     span: Span  # the body lines, without the delimiter line
     text: str
     script: bool  # the body runs as a shell script (``RUN <<EOF``, ``RUN bash <<EOF``)
+    # ``RUN cat > /start.sh <<EOF``: the body is written to a file (a script run later, perhaps)
+    written: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,10 +144,12 @@ def parse(text: str) -> tuple[str, list[Instruction], list[SyntaxProblem]]:
                     ls, le, _ = lines[li]
                     li += 1
                     if is_heredoc_end(text[ls:le], mark):
-                        found = HeredocBody(mark.delimiter, Span(body_start, ls), text[body_start:ls], mark.is_script)
+                        found = HeredocBody(mark.delimiter, Span(body_start, ls), text[body_start:ls], mark.is_script,
+                                            mark.is_written)
                         break
                 if found is None:
-                    found = HeredocBody(mark.delimiter, Span(body_start, len(text)), text[body_start:], mark.is_script)
+                    found = HeredocBody(mark.delimiter, Span(body_start, len(text)), text[body_start:], mark.is_script,
+                                        mark.is_written)
                     problems.append(SyntaxProblem(f"unterminated heredoc <<{mark.delimiter}", mark.span))
                 bodies.append(found)
         instruction = Instruction(

@@ -18,6 +18,7 @@ read the commands this module produces.
 """
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Sequence
 
 from kimi_lsp import _regex
@@ -315,6 +316,14 @@ class Heredoc:
     def is_script(self) -> bool:
         """Whether the body runs as a shell script (``RUN <<EOF``, ``RUN bash <<EOF``)."""
         return self.runner is None or basename(self.runner) in SHELLS
+
+    @property
+    def is_written(self) -> bool:
+        """Whether the body is written to a file (``cat > start.sh <<EOF``, ``tee start.sh <<EOF``)."""
+        return self.runner is not None and basename(self.runner) in WRITERS
+
+
+WRITERS = frozenset({"cat", "tee"})
 
 
 def is_heredoc_end(line: str, heredoc: Heredoc) -> bool:
@@ -832,6 +841,47 @@ def iter_commands(text: str, base: int = 0, *, escape: str = "\\") -> Iterator[S
 
 def basename(word: str) -> str:
     return word.rsplit("/", 1)[-1]
+
+
+# `name() {`, `function name {`, `function name() {` at the start of a line (the brace may be on the next)
+_FUNCTION_RE = _regex.compile(
+    r"^[ \t]*(?:function[ \t]+([A-Za-z_][\w:.-]*)(?:[ \t]*\(\))?|([A-Za-z_][\w:.-]*)[ \t]*\(\))[ \t]*\n?[ \t]*\{",
+    re.MULTILINE,
+)
+
+
+MAX_FUNCTIONS = 256
+_BRACE_RE = _regex.compile(r"[{}]")
+
+
+def function_spans(src: Source) -> list[tuple[str, Span]]:
+    """Shell functions defined in ``src``: each name and the file span of its definition (the
+    header to the closing brace, matched by counting braces: ``${VAR}`` pairs balance). One pass
+    over the text however many headers there are."""
+    text = src.text
+    if "(" not in text and "function" not in text:
+        return []
+    heads: dict[int, tuple[str, int]] = {}  # the header's `{` -> (name, header start)
+    for m in _FUNCTION_RE.finditer(text):
+        if len(heads) == MAX_FUNCTIONS:
+            break  # a hostile file's thousands of headers: the first ones are followed
+        heads[m.end() - 1] = (m.group(1) or m.group(2), m.start())
+    if not heads:
+        return []
+    out: list[tuple[str, Span]] = []
+    stack: list[int] = []
+    first = min(heads)
+    for b in _BRACE_RE.finditer(text, first):
+        k = b.start()
+        if text[k] == "{":
+            stack.append(k)
+        elif stack:
+            opened = stack.pop()
+            head = heads.get(opened)
+            if head is not None:
+                out.append((head[0], src.span(head[1], k + 1)))
+    out.sort(key=lambda f: f[1].start)
+    return out
 
 
 def env_from_word(word: Word) -> EnvVar | None:
