@@ -490,7 +490,6 @@ def read_include(workspace: Workspace, path: Path) -> SourceText | ReadFailure:
     return SourceText(got.path, text, encoding)
 
 
-_CODING_RE = _regex.compile(rb"coding[:=]\s*([-\w.]+)")  # pip's ENCODING_RE
 _BOMS = (b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff", b"\x00\x00\xfe\xff")  # (UTF-32-LE's begins as UTF-16-LE's)
 
 
@@ -502,8 +501,9 @@ def pip_decode(data: bytes) -> tuple[str, str] | None:
 
     if data.startswith(_BOMS):
         return None
+    coding = re.compile(rb"coding[:=]\s*([-\w.]+)")  # pip's ENCODING_RE (here: only an undecodable file needs it)
     for line in data.split(b"\n", 2)[:2]:
-        m = _CODING_RE.search(line) if line[:1] == b"#" else None
+        m = coding.search(line) if line[:1] == b"#" else None
         if m is None:
             continue
         try:
