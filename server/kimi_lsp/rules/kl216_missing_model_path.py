@@ -44,8 +44,10 @@ def check(ctx: LaunchContext) -> Iterator[Violation]:
     cmd = launch.command
     if cmd.entry is Entry.CONFIG_FILE or not _args.argv_is_known(launch) or _args.fatal_parse(launch):
         return
-    if launch.is_set("help"):
-        return  # `--help` prints the options and exits before anything is required
+    if launch.is_set("help") and (cmd.entry is not Entry.SERVE or any(t.value in ("-h", "--help") for t in cmd.argv)):
+        # `--help` prints the options and exits before anything is required; `sglang serve`
+        # looks for the exact words only, and wants a model before argparse sees `--hel`
+        return
     if _open_entrypoint(ctx):
         return  # `docker run IMAGE --model-path ...` appends the rest
     where = Location(cmd.path, cmd.program.span)
