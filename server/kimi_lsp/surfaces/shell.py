@@ -52,6 +52,7 @@ __all__ = [
     "Command", "FlatSource", "LaunchContext", "MappedSource", "SimpleCommand", "Source", "Word",
     "basename", "find_launches", "is_pip_install", "iter_commands", "launches_from_commands",
     "launches_from_words", "launches_in_source", "lex", "mentions_sglang", "read_shell", "function_spans",
+    "dynamo_worker",
     "written_launches",
 ]
 
@@ -401,6 +402,11 @@ _DYNAMO_BOOLS = frozenset(
 ) | _opts("--version")
 
 
+def dynamo_worker(launch: LaunchCommand) -> LaunchCommand:
+    """A ``python -m dynamo.sglang`` worker: Dynamo's own flags left out, the rest sglang's, with a doubt."""
+    return replace(launch, argv=_without_dynamo_flags(launch.argv), doubt=_DYNAMO_DOUBT)
+
+
 def _without_dynamo_flags(argv: Sequence[Token]) -> tuple[Token, ...]:
     """The words Dynamo hands to sglang: its own flags and their values taken out."""
     out: list[Token] = []
@@ -599,8 +605,7 @@ def _python_launch(
     if entry is not None:
         return [_make_launch(words, first, i, module_idx, module_idx + 1, entry, ctx, env, head)]
     if module == _DYNAMO_MODULE:
-        launch = _make_launch(words, first, i, module_idx, module_idx + 1, Entry.LAUNCH_SERVER, ctx, env, head)
-        return [replace(launch, argv=_without_dynamo_flags(launch.argv), doubt=_DYNAMO_DOUBT)]
+        return [dynamo_worker(_make_launch(words, first, i, module_idx, module_idx + 1, Entry.LAUNCH_SERVER, ctx, env, head))]
     if module in _SERVE_MODULES and module_idx + 1 < n and words[module_idx + 1].value == "serve":
         return _llm_serve(_make_launch(words, first, i, module_idx + 1, module_idx + 2, Entry.SERVE, ctx, env, head))
     if module in _TORCHRUN_MODULES:
