@@ -341,7 +341,7 @@ class Engine:
         # added since may be reported, but a typo is never a silent pass. A build of main (a `dev`
         # or nightly image: ``release.beyond``) runs code no release has yet, where the rules say
         # nothing of a word unlike every known option or choice.
-        main_build = release is not None and release.beyond
+        main_build = release is not None and _main_build(release)
         out = self._run_rules(cmd, src, settings, result, newest, governing, beyond=main_build)
         if not versions:
             return [d for d in out if not _release_dependent(d.code)]
@@ -371,7 +371,9 @@ class Engine:
         else:
             span = f"{schemas[0].version} to {newest.version}" if len(schemas) > 1 else newest.version
             note = f"in every sglang release from {span}; the release that runs this launch is unknown: {why}"
-        if beyond:
+        if main_build:
+            note += "; a build of main may hold options and choices newer than these releases"
+        elif beyond:
             note += (f"; it may be newer than sglang {shipped_versions()[-1]}, the newest release kimi-lsp knows, "
                      "where an option added since would be valid")
         related = _evidence_related(release)
@@ -765,6 +767,23 @@ def _beyond_data(release: ReleaseResolution) -> bool:
         return v > Version(shipped_versions()[-1])
     except InvalidVersion:
         return True  # a version we cannot order: it may be anything
+
+
+def _main_build(release: ReleaseResolution) -> bool:
+    """Whether the launch may run a build of main rather than a release: a `dev`/nightly image, a
+    repository that installs main, a development version (``0.5.6.post3.dev1278+gad1b4e47``).
+    There an option or choice no release has may exist: only near misses are said."""
+    if release.beyond:
+        return True
+    if release.version is None:
+        return False
+    from kimi_lsp.pep440 import InvalidVersion, Version
+
+    try:
+        v = Version(release.version)
+    except InvalidVersion:
+        return False
+    return bool(v.is_devrelease or v.local is not None)
 
 
 def _unknown_why(release: ReleaseResolution, workspace: Workspace) -> str:

@@ -59,6 +59,12 @@ class ReleaseEvidence:
     what: str  # the words, as shown in messages: "image `lmsysorg/sglang:v0.5.12-rocm700-mi35x`"
     beyond: bool = False  # it names a release newer than every shipped schema
     fork: bool = False  # it installs sglang from a fork's branch: no release's schema speaks for it
+    # it installs sglang's main (an unpinned `git+…/sglang`, a clone without a tag, an official
+    # image tag naming no release such as `dev-gemma4`): code newer than any release may run
+    main: bool = False
+    # evidence only for launches in the same file: an official image of a model's own build
+    # (`lmsysorg/sglang:deepseek-v4-hopper`) says what its own container runs, not its neighbours
+    own_only: bool = False
 
 
 # -- what names a release --------------------------------------------------------------------
@@ -80,6 +86,8 @@ _LOCK_ENTRY = re.compile(r'(?m)^name[ \t]*=[ \t]*"sglang"[ \t]*\r?\nversion[ \t]
 _GIT_URL_REF = re.compile(rf"git\+\S{{0,200}}?/sglang(?:\.git)?@v?(?P<version>{_VERSION})(?![\w]|\.\d)", re.IGNORECASE)
 _CLONE = re.compile(r"\bgit[ \t]+clone\b")
 _CLONE_BRANCH = re.compile(rf"(?:-b|--branch)(?:[ \t]+|=)[\"']?v?(?P<version>{_VERSION})[\"']?(?![\w]|\.\d)")
+# an install of sglang from git without a tag: its main branch (`#subdirectory=python` follows)
+_GIT_URL_MAIN = re.compile(r"git\+\S{0,200}?/sgl-project/sglang(?:\.git)?(?=[#\s\"']|$)", re.IGNORECASE)
 _CLONE_OWNER = re.compile(r"[/:](?P<owner>[\w.-]+)/sglang(?:\.git)?(?![\w.-])", re.IGNORECASE)
 _CHECKOUT = re.compile(rf"\bgit[ \t]+(?:checkout|switch)(?:[ \t]+-[\w-]+)*[ \t]+(?:tags/)?v(?P<version>{_VERSION})(?![\w]|\.\d)")
 _VARIABLE = re.compile(
@@ -99,13 +107,14 @@ def scan_text(path: Path, text: str, place: Placer) -> list[ReleaseEvidence]:
     found: list[tuple[int, ReleaseEvidence]] = []
     taken: list[tuple[int, int]] = []  # spans already read as one statement (an image's tag is no prose)
 
-    def add(start: int, end: int, what: str, releases: tuple[str, ...], beyond: bool = False, fork: bool = False) -> None:
-        if not releases and not beyond and not fork:
+    def add(start: int, end: int, what: str, releases: tuple[str, ...], beyond: bool = False, fork: bool = False,
+            main: bool = False, own_only: bool = False) -> None:
+        if not releases and not beyond and not fork and not main:
             return
         if any(a <= start < b or start <= a < end for a, b in taken):
             return
         taken.append((start, end))
-        found.append((start, ReleaseEvidence(releases, Location(path, Span(start, end)), what, beyond, fork)))
+        found.append((start, ReleaseEvidence(releases, Location(path, Span(start, end)), what, beyond, fork, main, own_only)))
 
     clones_sglang = False
     for lo, hi in _windows(text, low):
@@ -143,10 +152,14 @@ def _scan_window(text: str, lo: int, hi: int, path: Path, add: Any, place: Place
         if _IMAGE.fullmatch(ref) is None:
             continue
         placed = _image_releases(ref, Location(path, Span(start, end)), place)
-        if placed is not None:
+        if placed is _MAIN_BUILD:
+            add(start, end, f"image `{ref}` (a build no release describes)", (), main=True, own_only=True)
+        elif placed is not None:
             add(start, end, f"image `{ref}`", *placed)
     for m in _GIT_URL_REF.finditer(text, lo, hi):
         add(m.start(), m.end(), f"`{_short(m.group(0))}`", *_placed(m.group("version")))
+    for m in _GIT_URL_MAIN.finditer(text, lo, hi):
+        add(m.start(), m.end(), f"`{_short(m.group(0))}` (sglang's main branch)", (), main=True)
     for m in _PIN.finditer(text, lo, hi):
         spec = re.sub(r"\s+", "", m.group("spec"))
         placed = _spec_releases(spec, place)
@@ -172,6 +185,9 @@ def _scan_window(text: str, lo: int, hi: int, path: Path, add: Any, place: Place
         if owner is not None and owner.group("owner").lower() != "sgl-project":
             add(line_start + owner.start(), line_start + owner.end(),
                 f"a clone of the fork `{owner.group(0).lstrip('/:')}`", (), fork=True)
+        elif owner is not None and _CHECKOUT.search(text) is None and "-b" not in line.split() and "--branch" not in line:
+            add(line_start + owner.start(), line_start + owner.end(),
+                "a clone of sglang's main branch", (), main=True)
     for m in _VARIABLE.finditer(text, lo, hi):
         add(m.start(), m.end(), f"`{_short(m.group(0))}`", *_placed(m.group("version")))
     for m in _PROSE.finditer(text, lo, hi):
@@ -232,6 +248,9 @@ def _placed(version: str) -> tuple[tuple[str, ...], bool]:
     return (below[-1], above[0]), False
 
 
+_MAIN_BUILD: tuple[tuple[str, ...], bool] = ((), True)  # (compared by identity)
+
+
 def _spec_releases(spec: str, place: Placer) -> tuple[tuple[str, ...], bool] | None:
     """``==X`` names X; a range names every shipped release it admits."""
     m = re.fullmatch(rf"===?v?({_VERSION})", spec)
@@ -254,7 +273,9 @@ def _image_releases(ref: str, location: Location, place: Placer) -> tuple[tuple[
             return _placed(official.version)
         if official.candidates:
             return official.candidates, official.beyond
-        return None  # a moving tag or a digest: names no release
+        if official.beyond or (tag and not official.moving and "digest" not in official.why):
+            return _MAIN_BUILD  # `dev`, a nightly, a model's own build (`gemma4`): newer code than a release
+        return None  # `latest` or a digest: names no release
     if _NOT_SGLANG_IMAGE.search(repo.rsplit("/", 1)[-1]):
         return None
     m = _TAG_RELEASE.match(tag)
@@ -388,7 +409,7 @@ class RepoIndex:
             return
         if "\r" in text:
             text = text.replace("\r\n", "\n")  # offsets as the engine reads the file (see decode_bytes)
-        found = scan_text(path, text, self.place)
+        found = [e for e in scan_text(path, text, self.place) if not e.own_only]
         if found:
             self.entries[path] = _Entry(tuple(found), name_patterns(text))
 
@@ -465,6 +486,11 @@ def repo_index(root: Path, workspace: Workspace, place: Placer) -> RepoIndex:
     if index is None:
         index = indexes[root] = RepoIndex(root, place).build()
     return index
+
+
+def any_main(evidence: list[ReleaseEvidence]) -> ReleaseEvidence | None:
+    """The first place that installs sglang's main branch or a build no release describes."""
+    return next((e for e in evidence if e.main), None)
 
 
 def releases_of(evidence: list[ReleaseEvidence]) -> tuple[tuple[str, ...], bool]:

@@ -415,6 +415,24 @@ def from_repository(res: ReleaseResolution, cmd: LaunchCommand, workspace: Works
         return unknown(f"the repository installs sglang from a fork ({fork.what} at {where(fork.location, workspace)}), "
                        "which may define any argument", "fork", "", fork.location, candidates=())
     releases, beyond = ev.releases_of(found)
+    main = ev.any_main(found)
+    if main is not None:
+        # sglang's main (or a build no release describes) may hold options and choices newer than
+        # every release: judged as a build of main of the file's day, only near misses said
+        # main of the file's day holds the next release's code: that release stands for it among
+        # the candidates (undated: the newest release kimi-lsp knows)
+        from kimi_lsp.gitdate import LastChange
+        from kimi_lsp.knowledge.schema import shipped_versions
+
+        changed = _last_change(cmd.path, root, workspace)
+        day = releases_at(changed.day) if isinstance(changed, LastChange) else ()
+        stand_in = day[-2:] if day else (shipped_versions()[-1],)
+        order = {v: i for i, v in enumerate(shipped_versions())}
+        releases = tuple(sorted(set(releases) | set(stand_in), key=order.__getitem__))
+        why = (f"the repository installs a build of sglang's main or one no release describes ({main.what} at "
+               f"{where(main.location, workspace)} {scope})")
+        return replace(res, source_kind="repository", why=why, candidates=releases, beyond=True,
+                       evidence=tuple(found))
     if releases:
         first = found[0]
         more = f" and {len(found) - 1} more place{'s' if len(found) > 2 else ''}" if len(found) > 1 else ""

@@ -48,7 +48,6 @@ def test_each_kind_names_its_release_at_its_place(text: str, releases: tuple[str
 
 @pytest.mark.parametrize("text", [
     "image: lmsysorg/sglang:latest\n",  # a moving tag names no release
-    "image: lmsysorg/sglang:dev\n",
     "image: lmsysorg/sglang-router:0.1.5\n",  # another package of the project, its own versions
     "pip install sglang-router==0.2.1\n",
     "image: lmsysorg/sglang@sha256:" + "a" * 64 + "\n",
@@ -57,6 +56,19 @@ def test_each_kind_names_its_release_at_its_place(text: str, releases: tuple[str
 ])
 def test_what_names_no_release(text: str) -> None:
     assert scan_text(P, text) == []
+
+
+@pytest.mark.parametrize(("text", "words"), [
+    ("image: lmsysorg/sglang:dev\n", "lmsysorg/sglang:dev"),
+    ("docker pull lmsysorg/sglang:dev-cu13-gemma4\n", "lmsysorg/sglang:dev-cu13-gemma4"),
+    ("docker pull lmsysorg/sglang:gemma4\n", "lmsysorg/sglang:gemma4"),  # a model's own build
+    ("pip install 'git+https://github.com/sgl-project/sglang.git#subdirectory=python'\n",
+     "git+https://github.com/sgl-project/sglang.git"),
+    ("git clone https://github.com/sgl-project/sglang.git\n", "/sgl-project/sglang.git"),
+])
+def test_main_and_builds_no_release_describes(text: str, words: str) -> None:
+    found = scan_text(P, text)
+    assert [(e.main, e.releases, text[e.location.span.start:e.location.span.end]) for e in found] == [(True, (), words)]
 
 
 def test_a_fork_cloned_at_a_branch_is_its_own_code() -> None:
