@@ -484,6 +484,12 @@ DOC_SUFFIXES = frozenset({".md", ".markdown", ".mdx", ".rst"})
 NOTEBOOK_SUFFIXES = frozenset({".ipynb"})
 PYTHON_SUFFIXES = frozenset({".py", ".pyw"})
 CODE_SUFFIXES = NOTEBOOK_SUFFIXES | PYTHON_SUFFIXES
+# systemd units (ExecStart=), text files of commands, VS Code debug configurations: read only when
+# the text names an sglang launch; not candidates by name (an unreadable notes.txt is no launch)
+SERVICE_SUFFIXES = frozenset({".service"})
+TEXT_SUFFIXES = frozenset({".txt"})
+VSCODE_LAUNCH = "launch.json"
+OTHER_SUFFIXES = SERVICE_SUFFIXES | TEXT_SUFFIXES
 
 
 def is_candidate(path: Path) -> bool:
@@ -493,7 +499,9 @@ def is_candidate(path: Path) -> bool:
 
 def _candidate(full: str, name: str, suffix: str) -> bool:
     low = suffix.lower()
-    if _launch_name(name, suffix) or low in DOC_SUFFIXES or low in CODE_SUFFIXES:
+    if _launch_name(name, suffix) or low in DOC_SUFFIXES or low in CODE_SUFFIXES or low in OTHER_SUFFIXES:
+        return True
+    if name == VSCODE_LAUNCH:
         return True
     if suffix == "" and not name.startswith("."):
         from kimi_lsp.workspace import read_head

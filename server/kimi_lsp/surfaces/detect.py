@@ -19,7 +19,14 @@ from kimi_lsp.syntax.ynodes import MappingNode, Node, ScalarNode
 from kimi_lsp._record import dataclass
 from kimi_lsp.syntax import yaml as _yaml
 from kimi_lsp.surfaces.model import Surface
-from kimi_lsp.walk import DOC_SUFFIXES, NOTEBOOK_SUFFIXES, PYTHON_SUFFIXES  # the one list of file kinds
+from kimi_lsp.walk import (  # the one list of file kinds
+    DOC_SUFFIXES,
+    NOTEBOOK_SUFFIXES,
+    PYTHON_SUFFIXES,
+    SERVICE_SUFFIXES,
+    TEXT_SUFFIXES,
+    VSCODE_LAUNCH,
+)
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up: see _record.py)
 if TYPE_CHECKING:
@@ -130,6 +137,12 @@ def guess_by_name(path: Path, text: str) -> Surface | Literal["yaml"] | None:
         return Surface.NOTEBOOK
     if suffix in PYTHON_SUFFIXES:
         return Surface.PYTHON
+    if suffix in SERVICE_SUFFIXES:
+        return Surface.SYSTEMD
+    if suffix in TEXT_SUFFIXES:
+        return Surface.TEXT
+    if path.name == VSCODE_LAUNCH and path.parent.name == ".vscode":
+        return Surface.VSCODE
     return None
 
 

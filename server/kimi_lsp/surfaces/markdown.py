@@ -59,6 +59,11 @@ def read_markdown(
         launches.extend(replace(lc, own_pins=False) for lc in got.launches)
     for block in md.blocks_of(blocks, md.PYTHON_LANGS):
         launches.extend(python_block_launches(path, text, block))
+    for block in md.blocks_of(blocks, md.UNIT_LANGS):
+        if "ExecStart" in text[block.body.start : block.body.end] and mentions_sglang(text[block.body.start : block.body.end]):
+            from kimi_lsp.surfaces.other_files import unit_launches
+
+            launches.extend(unit_launches(path, text, block.body, Surface.MARKDOWN))
     for block in md.blocks_of(blocks, md.TEXT_LANGS):
         found = shell_block_launches(text, block, ctx)
         launches.extend(replace(lc, doubt=_TEXT_DOUBT) for lc in found)

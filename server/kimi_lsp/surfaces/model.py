@@ -43,6 +43,9 @@ class Surface(StrEnum):
     MARKDOWN = "markdown"  # a code block in documentation (Markdown, MDX, reStructuredText)
     NOTEBOOK = "notebook"  # a Jupyter notebook's code cells (Python and shell escapes)
     PYTHON = "python"  # a Python file: launch strings, subprocess argv lists, sglang.Engine(...)
+    SYSTEMD = "systemd"  # a systemd unit's ExecStart= (a *.service file, or an ini block in docs)
+    VSCODE = "vscode"  # a VS Code launch.json debug configuration (module + args)
+    TEXT = "text"  # a .txt file of commands
     SRT_SLURM = "srt-slurm"  # an srt-slurm recipe: backend.sglang_config.{prefill,decode,aggregated} maps
 
 

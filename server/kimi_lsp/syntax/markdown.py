@@ -23,6 +23,8 @@ SHELL_LANGS = frozenset({
 YAML_LANGS = frozenset({"yaml", "yml"})
 # Python as docs and notebook twins (``.mdx``) write it: ``launch_server_cmd("...")``, ``sgl.Engine(...)``
 PYTHON_LANGS = frozenset({"python", "py", "python3", "ipython", "ipython3", "jupyter"})
+# systemd units shown in docs (``ExecStart=`` read as the unit's launch)
+UNIT_LANGS = frozenset({"ini", "systemd", "service", "desktop"})
 # Blocks labelled as plain text that often hold a command to copy (or its output: a doubt)
 TEXT_LANGS = frozenset({"text", "txt", "plaintext", "plain", "none", "cmd", "command"})
 TOML_LANGS = frozenset({"toml"})
