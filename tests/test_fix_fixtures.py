@@ -41,6 +41,7 @@ SAFE_FORMATS = {
     "fix_shell_pip_install": "serve.sh",
     "fix_markdown_pip_line": "DEPLOY.md",  # a pip line in a documentation code block (CRLF kept)
     "fix_notebook_pip_line": "k3_dcp.ipynb",  # a notebook's `!pip install` cell (a JSON string, escaped quotes kept)
+    "fix_notebook_percent_pip": "k3_dcp.ipynb",  # `%pip install` and a `%%capture` cell's `%uv pip install`
     "fix_companion_trio": "requirements.txt",
 }
 NO_SAFE_FIX = {"fix_uv_lock": "uv.lock", "fix_poetry_lock": "poetry.lock", "fix_hashed_requirements": "requirements.txt"}

@@ -5,6 +5,8 @@ limit, undecodable, a URL, a ``${VAR}``, past the file budget) is a source with 
 reason, worded as an unreadable pin file is (``{name}: why`` at 0:0) and naming the directive and
 its line: what it would pin is unknown, so the launch it governs is never "All checks passed".
 What pip reads, kimi-lsp reads: a Latin-1 file with a PEP 263 coding line, a chain of any depth.
+This holds for a tree that installs the launch's stack (it pins sglang or a flashinfer package);
+a docs or tests requirements file's dangling ``-r`` stays its own problem (zero false positives).
 """
 from __future__ import annotations
 
@@ -172,14 +174,34 @@ def test_each_include_is_read_once_and_a_cycle_ends(tmp_path: Path) -> None:
 def test_conda_pip_includes_fail_closed(tmp_path: Path) -> None:
     repo = _repo(tmp_path)
     env = repo / "environment.yml"
-    env.write_text("dependencies:\n  - python=3.11\n  - pip:\n    - -r gpu.txt\n    - -c https://x.invalid/c.txt\n",
-                   encoding="utf-8")
+    env.write_text("dependencies:\n  - python=3.11\n  - pip:\n    - -r gpu.txt\n    - -c https://x.invalid/c.txt\n"
+                   "    - sglang==0.5.23\n", encoding="utf-8")
     ws = Workspace(repo)
     got = ws.read(env)
     assert isinstance(got, SourceText)
     tree = read_conda_env_tree(got, ws)
     assert "line 4 of environment.yml" in _unreadable(tree, "gpu.txt").problems[0].message
     assert _unreadable(tree, "https:%2F%2Fx.invalid%2Fc.txt").format is PinFormat.CONSTRAINTS
+
+
+def test_a_tree_that_installs_no_stack_keeps_its_dangling_include_to_itself(tmp_path: Path) -> None:
+    """Zero false positives: a docs requirements file whose ``-r`` is missing pins neither sglang
+    nor flashinfer (another install): what it would add is no launch's stack, so it gives no
+    unreadable source (the includer keeps its "included file not found"), as before; the same
+    include under a file that pins the stack fails closed."""
+    repo = _repo(tmp_path)
+    (repo / "gpu.txt").write_text(OLD, encoding="utf-8")
+    docs = repo / "requirements-docs.txt"
+    docs.write_text("sphinx==7.2\n-r docs/missing.txt\n-c https://x.invalid/c.txt\n", encoding="utf-8")
+    tree = discovery.read_pin_file(docs, Workspace(repo))
+    assert [s.path.name for s in tree] == ["requirements-docs.txt"]
+    assert "included file not found: docs/missing.txt" in [p.message for p in tree[0].problems]
+    docs.write_text("sphinx==7.2\nflashinfer-python==0.7.2\n-r docs/missing.txt\n", encoding="utf-8")
+    _unreadable(discovery.read_pin_file(docs, Workspace(repo)), "missing.txt")
+    nested = repo / "requirements-gpu.txt"  # (the stack anywhere in the tree: here two includes down)
+    nested.write_text("-r base.txt\n-r missing.txt\n", encoding="utf-8")
+    (repo / "base.txt").write_text("-r gpu.txt\n", encoding="utf-8")
+    _unreadable(discovery.read_pin_file(nested, Workspace(repo)), "missing.txt")
 
 
 def test_install_command_includes_fail_closed(tmp_path: Path) -> None:

@@ -17,7 +17,7 @@ import yaml
 from kimi_lsp import _regex
 from kimi_lsp.pins._pep508 import OffsetMap, canonical, failed_source, sole_version, yaml_flow_too_deep
 from kimi_lsp.pins.model import Pin, PinFormat, PinProblem, PinSource
-from kimi_lsp.pins.requirements import read_included, read_line_string, resolve_include
+from kimi_lsp.pins.requirements import read_included, read_line_string, resolve_include, settle_unread
 from kimi_lsp.text import Located, Span
 from kimi_lsp.workspace import SourceText, Workspace
 
@@ -229,9 +229,11 @@ def read_conda_env_tree(source: SourceText, workspace: Workspace) -> tuple[PinSo
     out = [env]
     seen = {env.path}
     budget = [256]  # files all the trees read together
+    unread: list[PinSource] = []
     for path_text, is_c, at in directives:
-        for child in read_included(workspace, source, path_text, True if is_c else None, at, budget=budget):
+        for child in read_included(workspace, source, path_text, True if is_c else None, at, budget=budget,
+                                   unread=unread):
             if child.path not in seen:
                 seen.add(child.path)
                 out.append(child)
-    return tuple(out)
+    return settle_unread(out, unread)

@@ -545,17 +545,41 @@ def read_included(
     *,
     shell: bool = False,
     budget: list[int] | None = None,
+    unread: list[PinSource] | None = None,
 ) -> tuple[PinSource, ...]:
     """One ``-r``/``-c`` of ``including`` (at offset ``at`` of its text): the tree of the file it
-    names, or the source that says why that file cannot be read (never nothing)."""
+    names, or the source that says why that file cannot be read. ``unread``: where to add the
+    sources of includes that cannot be read, for the caller to ``settle_unread`` over everything
+    it read (None: kept)."""
     target = include_target(including.path, path_text, shell=shell)
     is_c = bool(constraint)
     if isinstance(target, str):
-        return (unreadable_include(_placeholder_path(including.path, path_text), is_c, target, including, at, path_text),)
-    got = read_include(workspace, target)
-    if isinstance(got, ReadFailure):
-        return (unreadable_include(target, is_c, got.reason, including, at, path_text),)
-    return read_requirements_tree(got, workspace, constraints=constraint, budget=budget)
+        got: SourceText | ReadFailure | None = None
+        placeholder = unreadable_include(_placeholder_path(including.path, path_text), is_c, target, including, at, path_text)
+    else:
+        got = read_include(workspace, target)
+        if isinstance(got, SourceText):
+            return read_requirements_tree(got, workspace, constraints=constraint, budget=budget, unread=unread)
+        placeholder = unreadable_include(target, is_c, got.reason, including, at, path_text)
+    if unread is not None:
+        unread.append(placeholder)
+    return (placeholder,)
+
+
+# What a requirements tree must pin for an include it cannot read to fail the launch closed: the
+# stack a Kimi-K3 launch runs on. A tree that pins neither is another install (docs, tests, lint
+# tools): its dangling ``-r`` stays a problem of the file that names it ("included file not found")
+# and hides nothing a launch needs, so a good pin beside it decides (zero false positives).
+_STACK_NAMES = ("sglang", "flashinfer")
+
+
+def settle_unread(sources: list[PinSource], unread: list[PinSource]) -> tuple[PinSource, ...]:
+    """``sources`` with the ``unread`` ones (``unreadable_include``'s) kept only when ``sources``
+    pin the launch's stack (sglang, a flashinfer package)."""
+    if not unread or any(p.name.startswith(_STACK_NAMES) for s in sources for p in s.pins):
+        return tuple(sources)
+    drop = {id(s) for s in unread}
+    return tuple(s for s in sources if id(s) not in drop)
 
 
 def read_requirements_tree(
@@ -564,6 +588,7 @@ def read_requirements_tree(
     *,
     constraints: bool | None = None,
     budget: list[int] | None = None,
+    unread: list[PinSource] | None = None,
 ) -> tuple[PinSource, ...]:
     """The file and every file it includes with ``-r``/``-c`` (recursively, each once, at any
     depth, as pip does), each its own PinSource so that pins keep their own path. Files reached
@@ -572,11 +597,13 @@ def read_requirements_tree(
 
     An include that cannot be read (missing, not a file, too large, undecodable, a URL, a
     ``${VAR}``) becomes a source with no pins and the reason (``unreadable_include``): what it
-    would pin is unknown, so a launch it governs is never proven safe by leaving it out. So does
-    the first include past ``_MAX_INCLUDED_FILES`` (``budget``: files left, shared by a caller
-    that reads several trees).
+    would pin is unknown, so a launch whose stack the tree installs is never proven safe by
+    leaving it out (``settle_unread``; ``unread``: a caller reading more than this tree settles
+    it over all it read). So does the first include past ``_MAX_INCLUDED_FILES`` (``budget``:
+    files left, shared by a caller that reads several trees).
     """
     left = budget if budget is not None else [_MAX_INCLUDED_FILES]
+    lost: list[PinSource] = unread if unread is not None else []
     first = read_requirements(source, workspace, constraints=constraints)
     out = [first]
     left[0] -= 1
@@ -587,23 +614,27 @@ def read_requirements_tree(
         for (path_text, is_c), at in _include_directives(src).items():
             target = include_target(src.path, path_text)
             if isinstance(target, str):
-                out.append(unreadable_include(_placeholder_path(src.path, path_text), is_c, target, src, at, path_text))
+                lost.append(unreadable_include(_placeholder_path(src.path, path_text), is_c, target, src, at, path_text))
+                out.append(lost[-1])
                 continue
             if (target, is_c) in seen:
                 continue  # already read: pip would loop forever on a cycle, we don't
             seen.add((target, is_c))
             if left[0] <= 0:
                 why = f"more than {_MAX_INCLUDED_FILES} requirements files are included; kimi-lsp reads no further"
-                out.append(unreadable_include(target, is_c, why, src, at, path_text))
-                return tuple(out)
+                lost.append(unreadable_include(target, is_c, why, src, at, path_text))
+                out.append(lost[-1])
+                todo.clear()
+                break
             got = read_include(workspace, target)
             if isinstance(got, ReadFailure):
-                out.append(unreadable_include(target, is_c, got.reason, src, at, path_text))
+                lost.append(unreadable_include(target, is_c, got.reason, src, at, path_text))
+                out.append(lost[-1])
                 continue
             left[0] -= 1
             out.append(read_requirements(got, workspace, constraints=is_c))
             todo.append(got)
-    return tuple(out)
+    return tuple(out) if unread is not None else settle_unread(out, lost)
 
 
 def _include_directives(source: SourceText) -> dict[tuple[str, bool], int]:
