@@ -17,6 +17,8 @@ store ships (or, with VERSIONs, those releases added to what the file already ho
   ``model_options`` (the words it looks for: ``--model-path`` from 0.5.5, ``--model`` too from
   0.5.11), ``positional`` (a bare first word is the model: 0.5.16 on) and ``model_type`` (``--model-type``
   is taken off the command line first: 0.5.10 on).
+* ``diffusion_options``: the options of the parser ``sglang serve`` hands a diffusion model to
+  (sglang.multimodal_gen), so that a launch using them is recognised as one.
 
 Wheels come from ``scripts/extract_sglang_schema.py``'s cache (``pip download --no-deps`` when
 missing); nothing of sglang is imported.
@@ -118,9 +120,24 @@ def shipped() -> list[str]:
         return list(json.loads(f.readline().split("\t", 1)[1])["versions"])
 
 
+def diffusion_options(wheel: Wheel) -> list[str]:
+    """The option strings of ``sglang serve``'s diffusion parser (``add_multimodal_gen_serve_args``:
+    multimodal_gen's ServerArgs and pipeline configs), from every ``add_argument`` call there."""
+    opts: set[str] = set()
+    for name in sorted(wheel.names):
+        if not (name.startswith("sglang/multimodal_gen/") and name.endswith(".py")
+                and ("server_args" in name or "entrypoints/cli" in name or "/configs/" in name)):
+            continue
+        for node in ast.walk(ast.parse(wheel.source(name))):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "add_argument":
+                opts.update(a.value for a in node.args
+                            if isinstance(a, ast.Constant) and isinstance(a.value, str) and a.value.startswith("--"))
+    return sorted(opts)
+
+
 def release_checks(version: str, wheel_path: Path | None = None) -> dict[str, Any]:
     wheel = Wheel(wheel_path or fetch_wheel(version))
-    return {"parse_errors": parse_errors(wheel), "serve": serve_model(wheel)}
+    return {"parse_errors": parse_errors(wheel), "serve": serve_model(wheel), "diffusion_options": diffusion_options(wheel)}
 
 
 def write(releases: dict[str, dict[str, Any]]) -> None:

@@ -89,6 +89,9 @@ class ResolvedLaunch:
     config_token: Token | None = None  # the path token after --config on the command line
     env: dict[str, EnvVar] = field(default_factory=dict)
     model_path: Token | None = None  # serve's positional model, when written that way
+    # `sglang serve` of a diffusion model, recognised by its options: sglang's LLM parser never
+    # sees it (multimodal_gen parses it), so no LLM argument is read (uses and problems are empty)
+    diffusion: bool = False
 
     def last(self, dest: str) -> ArgUse | None:
         """The occurrence argparse keeps (the last one)."""
@@ -581,6 +584,8 @@ def resolve(command: LaunchCommand, schema: Schema, config: ConfigFile | None) -
         uses, parse_problems = parse_words(schema, words)
         problems.extend(parse_problems)
         return ResolvedLaunch(command=command, schema=schema, uses=tuple(uses), problems=tuple(problems), env=env)
+    if command.entry is Entry.SERVE and _diffusion_by_options(command, schema):
+        return ResolvedLaunch(command=command, schema=schema, uses=(), problems=(), env=env, diffusion=True)
     cfg = command.config if command.entry is Entry.CONFIG_FILE else config
     if command.entry is not Entry.CONFIG_FILE and not schema.config_merger:
         cfg = None  # a release without `--config` never reads the file (KL201 reports the option)
@@ -615,6 +620,28 @@ def resolve(command: LaunchCommand, schema: Schema, config: ConfigFile | None) -
         env=env,
         model_path=model,
     )
+
+
+def _diffusion_by_options(command: LaunchCommand, schema: Schema) -> bool:
+    """Whether a `sglang serve` launch is one of a diffusion model by what it says: no
+    `--model-type llm`, and options that the release's diffusion server has and its LLM parser
+    does not (`--num-gpus`, `--pipeline-class-name`, `--vae-cpu-offload`). Whether the model is
+    a diffusers pipeline (its model_index.json) cannot be known offline for a hub id. A model named like a
+    diffusion family, or `--model-type diffusion`, is left out by the surface already."""
+    from kimi_lsp.knowledge.launch_checks import diffusion_options
+
+    words = [t.value for t in command.argv]
+    for k, w in enumerate(words):
+        if w == "--model-type" and k + 1 < len(words) and words[k + 1] == "llm" or w == "--model-type=llm":
+            return False
+    options = diffusion_options(schema.version)
+    if not options:
+        return False
+    # every option the LLM parser does not know is one of the diffusion server's (a benchmark's
+    # or a misspelt option among them says the launch is not simply a diffusion one)
+    foreign = [h for h in (w.split("=", 1)[0] for w in words if w.startswith("--"))
+               if schema.exact(h) is None and not isinstance(schema.match(h), Flag)]
+    return bool(foreign) and all(h in options for h in foreign)
 
 
 def resolve_config_path(

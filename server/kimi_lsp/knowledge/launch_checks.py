@@ -4,7 +4,8 @@
 wheels: the options whose argparse action stops the launch at parse time (``DeprecatedAction``:
 ``ValueError(help)`` up to 0.5.7, ``parser.error(error_message)`` from 0.5.18), and how ``sglang
 serve`` finds the model before parsing (none before 0.5.5; ``--model-path`` only, then also
-``--model``, ``--model-type`` taken off, a bare first word). A release the file does not hold
+``--model``, ``--model-type`` taken off, a bare first word), and the options of the diffusion
+server it hands a diffusion model to. A release the file does not hold
 (one newer than the data) gets the newest release's answers, as its schema does.
 """
 from __future__ import annotations
@@ -73,3 +74,10 @@ def serve_model(version: str) -> ServeModel | None:
         return None
     s = entry["serve"]
     return ServeModel(tuple(s["model_options"]), bool(s["positional"]), bool(s["model_type"]))
+
+
+def diffusion_options(version: str) -> frozenset[str]:
+    """The options of the diffusion server ``sglang serve`` of ``version`` hands a diffusion model
+    to (sglang.multimodal_gen); empty where the release has none or is not in the data."""
+    entry = _entry(version)
+    return frozenset(entry.get("diffusion_options", ())) if entry is not None else frozenset()

@@ -61,6 +61,8 @@ def check(ctx: LaunchContext) -> Iterator[Violation]:
     Removing the leading dashes of a `--config` key written as `--tp-size:` is safe.
     """
     launch = ctx.launch
+    if launch.diffusion:
+        return  # sglang.multimodal_gen's parser reads it, and passes what it does not know on
     if launch.command.entry is Entry.SERVE and _no_serve(launch.schema.version):
         cmd = launch.command
         yield Violation(Location(cmd.path, cmd.program.span),

@@ -52,6 +52,8 @@ def check(ctx: LaunchContext) -> Iterator[Violation]:
         return  # `docker run IMAGE --model-path ...` appends the rest
     where = Location(cmd.path, cmd.program.span)
     if cmd.entry is Entry.SERVE:
+        if launch.diffusion:
+            return  # the diffusion server's own requirements
         serve = serve_model(launch.schema.version)
         if serve is None:
             return  # a release without `sglang serve` (KL201 says so)
