@@ -208,3 +208,17 @@ def test_help_ends_the_parse_before_unrecognized_words_are_reported() -> None:
     assert [u.flag.dest for u in uses] == ["help"]
     # argparse exits 0 on the help; the ambiguity is raised before any option is read
     assert [p.kind for p in problems] == [ArgProblemKind.AMBIGUOUS]
+
+
+def test_diffusion_options_come_with_sglang_serve() -> None:
+    for v in shipped_versions():
+        options = launch_checks.diffusion_options(v)
+        if launch_checks.serve_model(v) is None:
+            continue  # no `sglang serve` to hand a diffusion model on
+        assert "--num-gpus" in options, v
+
+
+def test_a_diffusion_launch_is_recognised_by_its_options(tmp_path: Path) -> None:
+    assert not _lint(tmp_path, _newest(), "sglang serve --model-path org/video --num-gpus 2 --vae-cpu-offload")
+    diags = _lint(tmp_path, _newest(), "sglang serve --model-path org/video --num-gpus 2 --no-such-option 1")
+    assert sorted(d.code for d in diags) == ["KL201", "KL201"]
