@@ -71,3 +71,16 @@ def test_function_spans_work_is_linear() -> None:
     assert growth(lambda n: function_spans(FlatSource("f() {\n" * n + "}\n" * n)), 200) < 6
     closed = "a() { x; }\nfunction b {\n  y\n}\n"
     assert [n for n, _ in function_spans(FlatSource(closed))] == ["a", "b"]
+
+
+def test_a_unit_written_with_sudo_tee_is_read_as_a_unit() -> None:
+    doc = (
+        "# Service\n\n```bash\nsudo tee /etc/systemd/system/sglang.service <<EOF\n[Service]\n"
+        "Environment=A=1\nExecStart=/usr/bin/python3 -m sglang.launch_server --model-path m --port 8\nEOF\n"
+        "sudo systemctl start sglang\n```\n"
+    )
+    (launch,) = read(doc, "docs/deploy.md").launches
+    assert launch.argv[-1].value == "8" and launch.argv[-1].span.start == doc.index("--port 8") + 7
+    assert [v.name.value for v in launch.env] == ["A"]
+    # `sudo <<EOF` feeds a command, it writes no file; a unit without ExecStart holds no launch
+    assert read("sudo -u me <<EOF\npython -m sglang.launch_server --port 1\nEOF\n").launches == ()

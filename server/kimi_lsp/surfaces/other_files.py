@@ -43,44 +43,46 @@ def read(kind: Surface, path: Path, text: str) -> SurfaceResult:
 # -- systemd ---------------------------------------------------------------------------------------
 
 
-def unit_launches(path: Path, text: str, window: Span, surface: Surface) -> list[LaunchCommand]:
-    """The ``ExecStart=`` launches of the unit written in ``text[window]`` (a file, or a block)."""
-    view = [c if c in "\r\n" else " " for c in text]
+def unit_launches(path: Path, text: str, window: Span, surface: Surface, base: int = 0) -> list[LaunchCommand]:
+    """The ``ExecStart=`` launches of the unit written in ``text[window]`` (a file, a block of a
+    document, a heredoc body); ``text[0]`` sits at file offset ``base``."""
+    body = text[window.start : window.end]
+    view = [c if c in "\r\n" else " " for c in body]
     env_view = list(view)
     found_exec = False
-    lines = line_spans(text[window.start : window.end])
+    lines = line_spans(body)
     i = 0
     while i < len(lines):
-        a, b = (window.start + lines[i][0], window.start + lines[i][1])
+        a, b = lines[i]
         i += 1
-        m = _UNIT_KEY.match(text, a, b)
+        m = _UNIT_KEY.match(body, a, b)
         if m is None:
             continue
         start = m.end()
-        if m.group(1) == "ExecStart":
-            while start < b and text[start] in _EXEC_PREFIX:
+        is_exec = m.group(1) == "ExecStart"
+        if is_exec:
+            while start < b and body[start] in _EXEC_PREFIX:
                 start += 1
-        target = view if m.group(1) == "ExecStart" else env_view
-        found_exec = found_exec or m.group(1) == "ExecStart"
-        target[start:b] = text[start:b]
+        target = view if is_exec else env_view
+        found_exec = found_exec or is_exec
+        target[start:b] = body[start:b]
         # a line ending in a backslash goes on on the next one (systemd joins them)
-        while text[start:b].rstrip().endswith("\\") and i < len(lines):
-            a, b = (window.start + lines[i][0], window.start + lines[i][1])
+        while body[start:b].rstrip().endswith("\\") and i < len(lines):
+            a, b = lines[i]
             i += 1
             start = a
-            target[a:b] = text[a:b]
+            target[a:b] = body[a:b]
     if not found_exec:
         return []
+    at = base + window.start
     env: list[EnvVar] = []
-    env_text = "".join(env_view)
-    env_commands, _ = lex(FlatSource(env_text[window.start : window.end], window.start))
+    env_commands, _ = lex(FlatSource("".join(env_view), at))
     for command in env_commands:
         for word in (*command.assignment_words, *command.words):
             var = env_from_word(word)
             if var is not None:
                 env.append(var)
-    exec_text = "".join(view)
-    commands, _problems = lex(FlatSource(exec_text[window.start : window.end], window.start))
+    commands, _problems = lex(FlatSource("".join(view), at))
     ctx = LaunchContext(path, surface, path.parent)
     return launches_from_commands(commands, ctx, env)
 

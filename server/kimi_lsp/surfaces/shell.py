@@ -964,6 +964,9 @@ WRITTEN_DOUBT = "kimi-lsp only guesses this is a launch: it is text written to a
 # `> start.sh`, `>> /opt/run.bash`, `tee start.sh`: the file a command writes is a script
 SCRIPT_TARGET = _regex.compile(r"(?:>>?|\btee(?:[ \t]+-a)?)[ \t]*[\"']?[^\s;&|\"']+\.(?:sh|bash)\b")
 _ECHOES = frozenset({"echo", "printf"})
+_ELEVATORS = frozenset({"sudo", "doas"})  # `sudo tee FILE <<EOF`
+_WRITER_HEAD = _regex.compile(r"\b(?:cat|tee)\b")
+_UNIT_TARGET = _regex.compile(r"\.service\b")
 
 
 def written_launches(src: Source, commands: Sequence[Command], ctx: LaunchContext) -> list[LaunchCommand]:
@@ -979,7 +982,7 @@ def written_launches(src: Source, commands: Sequence[Command], ctx: LaunchContex
     out: list[LaunchCommand] = []
     if "<<" in text:
         for mark in heredocs(src):
-            if mark.is_written:
+            if mark.is_written or (mark.runner in _ELEVATORS and not mark.is_script):
                 out.extend(_heredoc_launches(text, base, mark, ctx))
     for command in commands:
         words = command.words
@@ -1009,6 +1012,13 @@ def _heredoc_launches(text: str, base: int, mark: Heredoc, ctx: LaunchContext) -
     body = text[start : min(k, len(text))]
     if not _LAUNCH_WORDS_RE.search(body):
         return []
+    if _UNIT_TARGET.search(head) and "ExecStart" in body:
+        # `sudo tee /etc/systemd/system/sglang.service <<EOF`: a unit, its launch in ExecStart=
+        from kimi_lsp.surfaces.other_files import unit_launches
+
+        return unit_launches(ctx.path, text, Span(start, start + len(body)), ctx.surface, base)
+    if not _WRITER_HEAD.search(head):
+        return []  # `sudo <<EOF`, `sudo -u x <<EOF`: not a file being written
     found = launches_in_source(FlatSource(body, base + start), ctx, nested=True)
     doubt = None if SCRIPT_TARGET.search(head) else WRITTEN_DOUBT
     return [replace(lc, doubt=lc.doubt or doubt) for lc in found]
