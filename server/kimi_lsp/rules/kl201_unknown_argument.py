@@ -142,6 +142,8 @@ def _accepted_uses(ctx: LaunchContext) -> Iterator[Violation]:
             yield Violation(where, f"{shown} makes sglang print its help and exit: no server starts",
                             severity=Severity.WARNING)
             continue
+        if launch.command.entry is Entry.NO_CONFIG and use.origin is Origin.CLI:
+            continue  # a benchmark's parser adds options of its own: a prefix may mean one of them
         if exact or (use.flag.takes_value and retired(head) is None):
             # `--tp 2`, `--mem-fraction 0.8`: a shorthand whose value says what is meant. A switch
             # reached by a prefix (`--enable-flashinfer` turning on
