@@ -92,3 +92,22 @@ def test_notebook_markdown_bash_block_and_writefile_cells() -> None:
     assert engine.entry is Entry.ENGINE and engine.config is not None
     port = engine.config.entries[1]
     assert text[port.value_span.start : port.value_span.end] == "6"
+
+
+def test_an_argv_list_grown_with_plus_equals_is_read_with_an_unknown_tail() -> None:
+    code = (
+        "import subprocess\n"
+        "def start(flag, port):\n"
+        "    cmd = ['python3', '-m', 'sglang.launch_server', '--model-path', 'm', '--tp', '2']\n"
+        "    if flag:\n"
+        "        cmd += ['--port', str(port)]\n"
+        "    subprocess.Popen(cmd)\n"
+        "tp = 2\n"
+        "tp += 1\n"
+        "import sglang as sgl\n"
+        "sgl.Engine(model_path='m', tp_size=tp)\n"
+    )
+    popen, engine = read(code, "serve.py").launches
+    assert [t.value for t in popen.argv] == ["--model-path", "m", "--tp", "2", "$_"] and not popen.argv[-1].exact
+    assert code[popen.argv[2].span.start : popen.argv[2].span.end] == "'--tp'"
+    assert engine.config is not None and type(engine.config.entries[1].value).__name__ == "Unknown"  # rebound: not 2

@@ -150,8 +150,15 @@ class _Reader:
         stores: dict[str, int] = {}
         values: dict[str, ast.expr] = {}
         grown: set[str] = set()
+        # `cmd += ["--flag", x]` (often under an `if`) grows the list where we do not follow it:
+        # the list stays known, with an unknown tail, instead of becoming unknown (issue 31)
+        extended = {id(n.target) for n in _scope_nodes(body)
+                    if isinstance(n, ast.AugAssign) and isinstance(n.op, ast.Add) and isinstance(n.target, ast.Name)}
+        augmented: dict[str, int] = {}
         for node in _scope_nodes(body):
-            if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            if isinstance(node, ast.Name) and id(node) in extended:
+                augmented[node.id] = augmented.get(node.id, 0) + 1
+            elif isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
                 stores[node.id] = stores.get(node.id, 0) + 1
             elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
                 values[node.targets[0].id] = node.value
@@ -166,6 +173,11 @@ class _Reader:
                 for inner in ast.walk(node):
                     if isinstance(inner, ast.Name) and isinstance(inner.ctx, ast.Store):
                         stores[inner.id] = stores.get(inner.id, 0) + 1  # bound on each turn
+        for name, count in augmented.items():
+            if isinstance(values.get(name), ast.List) and stores.get(name) == 1:
+                grown.add(name)  # a known list with more items after it
+            else:
+                stores[name] = stores.get(name, 0) + count  # `n += 1`, `s += "x"`: rebound
         env = {k: v for k, v in outer.items() if k not in stores}
         env.update({k: v for k, v in values.items() if stores.get(k) == 1})
         grown = grown | {k for k in outer_grown if k not in stores}
