@@ -6,6 +6,7 @@ from kimi_lsp.diagnostics import Applicability, Edit, Fix, Severity
 from kimi_lsp.launch import ArgUse, Origin
 from kimi_lsp.rules import _args
 from kimi_lsp.rules._base import FixAvailability, LaunchContext, Violation, rule
+from kimi_lsp.surfaces.model import Entry
 
 # Deprecated values whose rename does more than rename (serving_hook.py): their fix is unsafe.
 _SIDE_EFFECTS = {
@@ -26,6 +27,8 @@ def check(ctx: LaunchContext) -> Iterator[Violation]:
     `--enable-flashinfer-allreduce-fusion`, `--monokernel-backend`) and deprecated values that
     sglang renames while resolving the arguments (`--attention-backend tokenspeed_mla` ->
     `cutedsl_mla`, `compressed` -> `dsv4`, `--tool-call-parser qwen25` -> `qwen`, `glm45` -> `glm`).
+    A flag registered as `DeprecatedAction` that only warns on its release (0.5.8 on, when it has
+    no `error_message`) does nothing at all: that is said too. (One that stops the parse is KL201.)
 
     ## Why is this bad?
     The launch still works today but prints a deprecation warning, and the next sglang release may
@@ -52,6 +55,20 @@ def check(ctx: LaunchContext) -> Iterator[Violation]:
     for use in launch.uses:
         flag = use.flag
         if use.entry is not None and _args.special_config_value(schema, use.entry) is not None:
+            continue
+        if flag.action == "deprecated" and launch.command.entry is not Entry.ENGINE:
+            if flag.config_refused and use.origin is Origin.CONFIG:
+                continue  # the merger refuses the key (KL206)
+            from kimi_lsp.knowledge.launch_checks import parse_error
+
+            head = use.option.value.split("=", 1)[0]
+            full = next((o for o in flag.options if o.startswith(head)), head)
+            if parse_error(schema.version, full) is None:  # (one that stops the parse is KL201's)
+                said = f" ({flag.help})" if flag.help else ""
+                yield Violation(
+                    _args.use_location(launch, use),
+                    f"`{_args.flag_text(use)}` is deprecated: sglang only prints a warning and ignores it{said}",
+                )
             continue
         new_flag = flag.deprecated or (schema.deprecated_flags.get(flag.dest) if not flag.takes_value else None)
         if new_flag:
