@@ -300,7 +300,7 @@ def test_script_without_launch_is_not_a_launch_file() -> None:
         ("launch", "#!/bin/sh\n", Surface.SHELL),
         ("launch", "#!/usr/bin/python3\n", None),
         ("launch", "no shebang\n", None),
-        ("notes.txt", "python -m sglang.launch_server", None),
+        ("notes.txt", "python -m sglang.launch_server", Surface.TEXT),  # a text file of commands (issue 31)
     ],
 )
 def test_detect_shell(name: str, text: str, surface: Surface | None) -> None:

@@ -84,3 +84,20 @@ def test_a_unit_written_with_sudo_tee_is_read_as_a_unit() -> None:
     assert [v.name.value for v in launch.env] == ["A"]
     # `sudo <<EOF` feeds a command, it writes no file; a unit without ExecStart holds no launch
     assert read("sudo -u me <<EOF\npython -m sglang.launch_server --port 1\nEOF\n").launches == ()
+
+
+def test_a_kept_command_grown_and_run_by_a_shell() -> None:
+    text = (
+        'CMD="A=1 ${PREFIX:-} python3 -m sglang.launch_server --model-path m"\n'
+        'CMD="$CMD --tp 2"\n'
+        'if [ -n "$X" ]; then\n  CMD="$CMD --nnodes 2"\nfi\n'
+        'setsid bash -c "$CMD" > log 2>&1 &\n'
+    )
+    (launch,) = read(text).launches
+    values = [t.value for t in launch.argv]
+    # grown on every path: its words where they are written; on some paths: an unknown tail
+    assert values[:4] == ["--model-path", "m", "--tp", "2"] and values[4] == "$_" and not launch.argv[4].exact
+    assert launch.argv[3].span.start == text.index("--tp 2") + 5
+    assert "A" in [v.name.value for v in launch.env]
+    # an unknown word that is not empty by default is no wrapper we can see through
+    assert read('$PREFIX python3 -m sglang.launch_server --port 1\n').launches == ()

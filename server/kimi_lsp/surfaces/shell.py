@@ -666,6 +666,9 @@ def _shell_c_launches(words: Sequence[Word], i: int, ctx: LaunchContext, env: li
     return launches_in_source(words[j].chars, ctx, env, nested=True)
 
 
+_EMPTY_DEFAULT = _regex.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*:?-\}")
+
+
 def launches_from_words(
     words: Sequence[Word], ctx: LaunchContext, env: Sequence[EnvVar] = (), head: int | None = None
 ) -> list[LaunchCommand]:
@@ -700,6 +703,9 @@ def launches_from_words(
             return _docker_launches(words, i, ctx, env_list, head)
         if b == "torchrun":
             return _torchrun_launch(words, i + 1, 0, i, ctx, env_list, head)
+        if not w.token.exact and _EMPTY_DEFAULT.fullmatch(w.value):
+            i += 1  # `${LAUNCH_PREFIX:-} python3 -m ...`: empty unless set, and a wrapper if set
+            continue
         spec = _WRAPPERS.get(b)
         if spec is None:
             return []
@@ -778,6 +784,8 @@ class _String:
 
     chars: Source
     conditional: bool  # set on some paths only
+    # grown on some paths (``CMD="$CMD --nnodes 2"`` inside an ``if``): words we cannot know follow
+    incomplete: bool = False
 
 
 _VAR_WORD_RE = _regex.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))")
@@ -806,11 +814,38 @@ def _assign_strings(strings: dict[str, _String], command: Command) -> None:
         if m is None:
             continue
         name, value = m.group(1), word.value[m.end():]
+        known = strings.get(name)
+        grows = _SELF_RE.match(value)
+        if grows is not None and (grows.group(1) or grows.group(2)) == name:
+            # `CMD="$CMD --more"`: on every path, the kept command and these words; on some paths
+            # only, the kept command and words we cannot know
+            if known is None:
+                continue
+            if command.conditional:
+                strings[name] = replace(known, incomplete=True)
+            else:
+                strings[name] = _String(_joined(known.chars, word, m.end() + grows.end()), known.conditional,
+                                        known.incomplete)
+            continue
         if "+=" in word.value[: m.end()] or not _LAUNCH_WORDS_RE.search(value):
             strings.pop(name, None)  # appended to, or not a launch: nothing we follow
             continue
         units = [(k, k + 1) for k in range(m.end(), len(word.value))]
         strings[name] = _String(word.chars.sub(value, units), command.conditional)
+
+
+# `$CMD ...` / `${CMD} ...` at the start of an assignment's value
+_SELF_RE = _regex.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))")
+
+
+def _joined(kept: Source, word: Word, start: int) -> MappedSource:
+    """The kept command followed by the rest of ``word`` from ``start``, each character where it is written."""
+    n = len(kept.text)
+    rest = word.value[start:]
+    text = kept.text + rest
+    starts = [kept.start(i) for i in range(n)] + [word.chars.start(k) for k in range(start, len(word.value))]
+    ends = [kept.end(i) for i in range(n)] + [word.chars.end(k) for k in range(start, len(word.value))]
+    return MappedSource(text, starts, ends, word.chars.anchor())
 
 
 _LAUNCH_WORDS_RE = _regex.compile(r"sglang\.(?:launch_server|cli\.main)|sglang[ \t]+serve\b")
@@ -828,6 +863,13 @@ def _called(
     "python -m ..."``, or a function that launches with ``"$@"`` called with flags. None: it is
     none of these (the command is read as it is)."""
     first = words[0]
+    for k in range(len(words) - 2):
+        # `setsid bash -c "$CMD"`, `nohup sh -c "$CMD" &`: the shell runs the kept command
+        if basename(words[k].value) in SHELLS and words[k + 1].value == "-c":
+            kept = _kept(words[k + 2], strings)
+            if kept is not None:
+                return _run_kept(kept, (), ctx, env, command, split=False)
+            break
     if first.token.exact and first.value in bodies:
         body = bodies[first.value]
         spliced: list[Word] = []
@@ -852,6 +894,12 @@ def _called(
     return None
 
 
+def _unknown_word(chars: Source) -> Word:
+    """A word whose value is known only when the script runs, at the end of ``chars``."""
+    at = chars.anchor()
+    return Word(Token("$_", Span(at, at), exact=False), MappedSource("$_", [at, at], [at, at], at), ((0, 2),))
+
+
 def _kept(word: Word, strings: dict[str, _String]) -> _String | None:
     if word.token.exact or not strings:
         return None
@@ -869,7 +917,8 @@ def _run_kept(
     ctx.depth += 1
     try:
         if len(commands) == 1 and commands[0].words:
-            found = launches_from_words([*commands[0].words, *extra], ctx, [*env, *commands[0].assignments], None)
+            tail = [_unknown_word(kept.chars)] if kept.incomplete else []
+            found = launches_from_words([*commands[0].words, *tail, *extra], ctx, [*env, *commands[0].assignments], None)
         else:
             found = launches_from_commands(commands, ctx, env)
     finally:
