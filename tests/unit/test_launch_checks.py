@@ -222,3 +222,17 @@ def test_a_diffusion_launch_is_recognised_by_its_options(tmp_path: Path) -> None
     assert not _lint(tmp_path, _newest(), "sglang serve --model-path org/video --num-gpus 2 --vae-cpu-offload")
     diags = _lint(tmp_path, _newest(), "sglang serve --model-path org/video --num-gpus 2 --no-such-option 1")
     assert sorted(d.code for d in diags) == ["KL201", "KL201"]
+
+
+def test_a_plain_launch_loads_no_launch_checks(tmp_path: Path) -> None:
+    # start-up: the table is read for `sglang serve` launches and DeprecatedAction flags only
+    import subprocess
+    import sys
+
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "requirements.txt").write_text("sglang==0.5.23\n")
+    (tmp_path / "run.sh").write_text("#!/bin/sh\npython -m sglang.launch_server --model-path m --tp 2\n")
+    code = ("import sys; from kimi_lsp.cli.main import main; rc = main(['--check', '--no-cache', '.']); "
+            "print('loaded' if 'kimi_lsp.knowledge.launch_checks' in sys.modules else 'not loaded')")
+    out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, check=False)
+    assert out.stdout.strip().endswith("not loaded"), out.stdout + out.stderr

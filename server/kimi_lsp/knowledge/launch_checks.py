@@ -76,8 +76,20 @@ def serve_model(version: str) -> ServeModel | None:
     return ServeModel(tuple(s["model_options"]), bool(s["positional"]), bool(s["model_type"]))
 
 
+_DIFFUSION = os.path.join(os.path.dirname(_DATA), "sglang_diffusion_options.json")
+
+
+@cache
 def diffusion_options(version: str) -> frozenset[str]:
     """The options of the diffusion server ``sglang serve`` of ``version`` hands a diffusion model
-    to (sglang.multimodal_gen); empty where the release has none or is not in the data."""
-    entry = _entry(version)
-    return frozenset(entry.get("diffusion_options", ())) if entry is not None else frozenset()
+    to (sglang.multimodal_gen); empty where the release has none or is not in the data. Kept in a
+    file of its own: only a ``sglang serve`` launch reads it."""
+    releases: dict[str, list[str]] = _compiled.load_json(_DIFFUSION)["releases"]
+    options = releases.get(version)
+    if options is None and releases:
+        from kimi_lsp.knowledge.schema import _version_key
+
+        newest = max(releases, key=_version_key)
+        if _version_key(version) > _version_key(newest):
+            options = releases[newest]
+    return frozenset(options or ())

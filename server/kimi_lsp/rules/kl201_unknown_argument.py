@@ -110,8 +110,6 @@ def _accepted_uses(ctx: LaunchContext) -> Iterator[Violation]:
     """Options argparse accepts that do not do what they read as: an abbreviation (a unique
     prefix, which argparse silently expands), a help option (no server starts), and a flag whose
     action stops the launch at parse time on this release (``DeprecatedAction``)."""
-    from kimi_lsp.knowledge.launch_checks import parse_error
-
     launch = ctx.launch
     schema = launch.schema
     for use in launch.uses:
@@ -124,7 +122,12 @@ def _accepted_uses(ctx: LaunchContext) -> Iterator[Violation]:
         full = head if exact else next((o for o in use.flag.options if o.startswith(head)), None)
         if full is None:
             continue  # a spelling the merger made up (a TOML profile's key): nothing to expand
-        stop = parse_error(schema.version, full)
+        # (only a DeprecatedAction stops the parse: other launches never load the table)
+        stop = None
+        if use.flag.action == "deprecated":
+            from kimi_lsp.knowledge.launch_checks import parse_error
+
+            stop = parse_error(schema.version, full)
         if stop is not None:
             gone = retired(full)
             instead = f"; use `{' '.join(gone.replacement)}`" if gone is not None and gone.replacement else ""

@@ -3,11 +3,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from kimi_lsp.diagnostics import Location, Related, Severity
-from kimi_lsp.knowledge.launch_checks import ServeModel, serve_model
 from kimi_lsp.launch import Origin, ResolvedLaunch
 from kimi_lsp.rules import _args
 from kimi_lsp.rules._base import LaunchContext, Violation, rule
 from kimi_lsp.surfaces.model import Entry, Surface
+
+TYPE_CHECKING = False  # (the serve table is loaded for `sglang serve` launches only)
+if TYPE_CHECKING:
+    from kimi_lsp.knowledge.launch_checks import ServeModel
 
 
 
@@ -54,6 +57,8 @@ def check(ctx: LaunchContext) -> Iterator[Violation]:
     if cmd.entry is Entry.SERVE:
         if launch.diffusion:
             return  # the diffusion server's own requirements
+        from kimi_lsp.knowledge.launch_checks import serve_model
+
         serve = serve_model(launch.schema.version)
         if serve is None:
             return  # a release without `sglang serve` (KL201 says so)
