@@ -101,3 +101,9 @@ def test_a_kept_command_grown_and_run_by_a_shell() -> None:
     assert "A" in [v.name.value for v in launch.env]
     # an unknown word that is not empty by default is no wrapper we can see through
     assert read('$PREFIX python3 -m sglang.launch_server --port 1\n').launches == ()
+
+
+def test_a_kept_command_named_in_an_argument_is_not_run() -> None:
+    text = 'CMD="python3 -m sglang.launch_server --model-path m"\necho bash -c "$CMD"\nnohup bash -c "$CMD" &\n'
+    (launch,) = read(text).launches
+    assert text[launch.span.start : launch.span.end].startswith("nohup")

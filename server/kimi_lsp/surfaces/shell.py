@@ -864,11 +864,15 @@ def _called(
     none of these (the command is read as it is)."""
     first = words[0]
     for k in range(len(words) - 2):
-        # `setsid bash -c "$CMD"`, `nohup sh -c "$CMD" &`: the shell runs the kept command
-        if basename(words[k].value) in SHELLS and words[k + 1].value == "-c":
+        # `setsid bash -c "$CMD"`, `nohup sh -c "$CMD" &`: the shell runs the kept command (the
+        # shell at the command's head or behind plain wrappers, never an argument: `echo bash -c`)
+        head = basename(words[k].value)
+        if head in SHELLS and words[k + 1].value == "-c":
             kept = _kept(words[k + 2], strings)
             if kept is not None:
                 return _run_kept(kept, (), ctx, env, command, split=False)
+            break
+        if not (words[k].token.exact and head in _WRAPPERS):
             break
     if first.token.exact and first.value in bodies:
         body = bodies[first.value]
