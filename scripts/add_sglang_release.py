@@ -10,7 +10,7 @@ shipped release has all of them:
 1. its argparse schema into the store (``extract_sglang_schema.py --add``: sglang-schemas.tsv and
    the extractor digests the tests compare it with);
 2. its launch checks outside argparse's table (``build_launch_checks.py``: parse-time errors,
-   ``sglang serve``'s model lookup);
+   ``sglang serve``'s model lookup, and its diffusion server's options);
 3. its build date (``sglang_release_dates.json``: the newest timestamp among the wheel's entries);
 4. its row of the release table (``sglang_releases.json``: the kernel pins of its METADATA and
    where its Kimi-K3 DCP check lives; KL329 and the flashinfer rules read it);

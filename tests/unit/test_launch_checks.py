@@ -47,6 +47,8 @@ def _newest() -> str:
 def test_every_shipped_release_has_its_launch_checks_date_table_row_and_retired_flags_reading() -> None:
     shipped = shipped_versions()
     assert set(launch_checks.shipped()) == set(shipped)
+    with open(Path(DATA_DIR) / "sglang_diffusion_options.json", encoding="utf-8") as f:
+        assert set(json.load(f)["releases"]) == set(shipped)
     with open(Path(DATA_DIR) / "sglang_release_dates.json", encoding="utf-8") as f:
         dates = json.load(f)
     assert set(dates) == set(shipped), set(shipped) ^ set(dates)
