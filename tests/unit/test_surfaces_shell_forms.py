@@ -107,3 +107,13 @@ def test_a_kept_command_named_in_an_argument_is_not_run() -> None:
     text = 'CMD="python3 -m sglang.launch_server --model-path m"\necho bash -c "$CMD"\nnohup bash -c "$CMD" &\n'
     (launch,) = read(text).launches
     assert text[launch.span.start : launch.span.end].startswith("nohup")
+
+
+def test_an_alias_defined_in_the_same_script_or_doc() -> None:
+    text = "alias serve='python -m sglang.launch_server --host 0.0.0.0'\nserve --model-path m --tp 8\nalias ll='ls -l'\nll\n"
+    (launch,) = read(text).launches
+    assert [t.value for t in launch.argv] == ["--host", "0.0.0.0", "--model-path", "m", "--tp", "8"]
+    assert launch.argv[1].span.start == text.index("0.0.0.0") and launch.argv[-1].span.start == text.index("--tp 8") + 5
+    doc = "```bash\nalias serve='python -m sglang.launch_server'\nserve --model-path m\n```\n"
+    (launch,) = read(doc, "docs/a.md").launches
+    assert [t.value for t in launch.argv] == ["--model-path", "m"]

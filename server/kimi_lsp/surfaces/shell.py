@@ -738,6 +738,7 @@ def launches_from_commands(
     out: list[LaunchCommand] = []
     arrays: dict[str, _Array] = {}
     strings: dict[str, _String] = {}
+    aliases: dict[str, _String] = {}
     bodies: dict[str, Sequence[Word]] = {}
     for command in commands:
         words: Sequence[Word] = command.words
@@ -750,6 +751,14 @@ def launches_from_commands(
             continue
         words = _splice_arrays(words, arrays)
         first = words[0]
+        if first.token.exact and first.value == "alias":
+            _define_aliases(aliases, words[1:], command.conditional)
+            continue
+        if first.token.exact and first.value in aliases:
+            # `alias serve='python -m sglang.launch_server --host 0.0.0.0'`, then `serve --tp 8`
+            out.extend(_run_kept(aliases[first.value], words[1:], ctx, [*running.values(), *command.assignments],
+                                 command, split=False))
+            continue
         called = _called(words, strings, bodies, ctx, [*running.values(), *command.assignments], command)
         if called is not None:
             out.extend(called)
@@ -832,6 +841,19 @@ def _assign_strings(strings: dict[str, _String], command: Command) -> None:
             continue
         units = [(k, k + 1) for k in range(m.end(), len(word.value))]
         strings[name] = _String(word.chars.sub(value, units), command.conditional)
+
+
+def _define_aliases(aliases: dict[str, _String], words: Sequence[Word], conditional: bool) -> None:
+    for word in words:
+        name, eq, value = word.value.partition("=")
+        if not eq:
+            continue
+        if not _LAUNCH_WORDS_RE.search(value):
+            aliases.pop(name, None)
+            continue
+        start = len(name) + 1
+        units = [(k, k + 1) for k in range(start, len(word.value))]
+        aliases[name] = _String(word.chars.sub(value, units), conditional)
 
 
 # `$CMD ...` / `${CMD} ...` at the start of an assignment's value
