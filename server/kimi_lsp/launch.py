@@ -641,7 +641,14 @@ def _diffusion_by_options(command: LaunchCommand, schema: Schema) -> bool:
     # or a misspelt option among them says the launch is not simply a diffusion one)
     foreign = [h for h in (w.split("=", 1)[0] for w in words if w.startswith("--"))
                if schema.exact(h) is None and not isinstance(schema.match(h), Flag)]
-    return bool(foreign) and all(h in options for h in foreign)
+    known = [h for h in foreign if h in options]
+    # the diffusion server also takes per-component options it names by pattern
+    # (`--transformer-path`, `--vae-precision`, `--text-encoder-quantization`: from_cli_args)
+    return bool(known) and all(h in options or h.endswith(_COMPONENT_SUFFIXES) or h.startswith("--component")
+                               for h in foreign)
+
+
+_COMPONENT_SUFFIXES = ("-path", "-quantization", "-precision", "-attention-backend")
 
 
 def resolve_config_path(
