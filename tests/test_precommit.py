@@ -177,7 +177,10 @@ GIT_ENV = {
     "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull,
     "GIT_AUTHOR_NAME": "kimi-lsp tests", "GIT_AUTHOR_EMAIL": "tests@example.invalid",
     "GIT_COMMITTER_NAME": "kimi-lsp tests", "GIT_COMMITTER_EMAIL": "tests@example.invalid",
-    "GIT_AUTHOR_DATE": "2026-01-01T00:00:00Z", "GIT_COMMITTER_DATE": "2026-01-01T00:00:00Z",
+    # after the newest release kimi-lsp knows: an unpinned launch committed then is judged by the
+    # newest releases (a Kimi-K3 DCP launch dated January 2026 would be judged by the releases of
+    # that day, which had no --dcp-size)
+    "GIT_AUTHOR_DATE": "2026-11-15T00:00:00Z", "GIT_COMMITTER_DATE": "2026-11-15T00:00:00Z",
 }
 
 
