@@ -117,3 +117,16 @@ def test_an_alias_defined_in_the_same_script_or_doc() -> None:
     doc = "```bash\nalias serve='python -m sglang.launch_server'\nserve --model-path m\n```\n"
     (launch,) = read(doc, "docs/a.md").launches
     assert [t.value for t in launch.argv] == ["--model-path", "m"]
+
+
+def test_a_kept_command_whose_expansions_were_environment() -> None:
+    text = (
+        'if [ -n "$P" ]; then\n'
+        '  CMD="A=${X} ${EXTRA_ENV} B=2 ${PREFIX:-} python3 -m sglang.launch_server --model-path m"\n'
+        '  setsid bash -c "$CMD" &\n'
+        'fi\n'
+    )
+    (launch,) = read(text).launches
+    assert [t.value for t in launch.argv] == ["--model-path", "m"]
+    assert {"A", "B"} <= {v.name.value for v in launch.env}
+    assert launch.doubt is None  # set and run on the same path

@@ -920,6 +920,29 @@ def _called(
     return None
 
 
+_VAR_ONLY = _regex.compile(r"\$(?:\{[A-Za-z_][A-Za-z0-9_]*(?::?[-=+][^}]*)?\}|[A-Za-z_][A-Za-z0-9_]*)")
+
+
+def _expanded_prefix(words: Sequence[Word]) -> tuple[Sequence[Word], list[EnvVar]]:
+    """A kept command's leading words that were expanded when it was assigned: ``CMD="A=1 ${EXTRA_ENV}
+    B=2 python3 -m ..."`` holds ``VAR=value`` text (or nothing) where ``${EXTRA_ENV}`` is, and the
+    shell that runs it reads the assignments after it as assignments. Those words are the launch's
+    environment, not its program."""
+    env: list[EnvVar] = []
+    k = 0
+    while k < len(words) - 1:
+        w = words[k]
+        if not w.token.exact and _VAR_ONLY.fullmatch(w.value):
+            k += 1
+            continue
+        var = env_from_word(w) if ASSIGN_RE.match(w.value) else None
+        if var is None:
+            break
+        env.append(var)
+        k += 1
+    return (words[k:], env) if k else (words, env)
+
+
 def _unknown_word(chars: Source) -> Word:
     """A word whose value is known only when the script runs, at the end of ``chars``."""
     at = chars.anchor()
@@ -944,12 +967,15 @@ def _run_kept(
     try:
         if len(commands) == 1 and commands[0].words:
             tail = [_unknown_word(kept.chars)] if kept.incomplete else []
-            found = launches_from_words([*commands[0].words, *tail, *extra], ctx, [*env, *commands[0].assignments], None)
+            words, kept_env = _expanded_prefix(commands[0].words)
+            found = launches_from_words([*words, *tail, *extra], ctx, [*env, *commands[0].assignments, *kept_env], None)
         else:
             found = launches_from_commands(commands, ctx, env)
     finally:
         ctx.depth -= 1
-    doubt = _STRING_DOUBT if kept.conditional else (
+    # set on some paths and run on every path: perhaps not this command (set and run inside the
+    # same `if`, the usual case, is no doubt)
+    doubt = _STRING_DOUBT if kept.conditional and not command.conditional else (
         _SPLIT_DOUBT if split and any(c in kept.chars.text for c in "'\"\\") else None)
     return [replace(lc, span=command.span, doubt=lc.doubt or doubt) for lc in found]
 
