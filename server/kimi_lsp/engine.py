@@ -754,36 +754,33 @@ def _beyond_data(release: ReleaseResolution) -> bool:
     """Whether an unknown-release launch may run code newer than every shipped schema: main
     (``dev``, nightly builds after the newest release), a development build of any release, or a
     release named above the newest."""
-    if release.beyond:
-        return True
-    if release.version is None:
-        return False
-    from kimi_lsp.pep440 import InvalidVersion, Version
-
-    try:
-        v = Version(release.version)
-        if v.is_devrelease or v.local is not None:
-            return True  # a development build (`.devN`, `+pr.15207.g39d5bd57a`): code past its release
-        return v > Version(shipped_versions()[-1])
-    except InvalidVersion:
-        return True  # a version we cannot order: it may be anything
+    kind = _version_kind(release)
+    return kind in ("main", "newer", "unordered")
 
 
 def _main_build(release: ReleaseResolution) -> bool:
     """Whether the launch may run a build of main rather than a release: a `dev`/nightly image, a
     repository that installs main, a development version (``0.5.6.post3.dev1278+gad1b4e47``).
     There an option or choice no release has may exist: only near misses are said."""
+    return _version_kind(release) == "main"
+
+
+def _version_kind(release: ReleaseResolution) -> str:
+    """"main" (a build of main, or a development build: code past its release), "newer" (a
+    release above every shipped one), "unordered" (a version that cannot be read), else ""."""
     if release.beyond:
-        return True
+        return "main"
     if release.version is None:
-        return False
+        return ""
     from kimi_lsp.pep440 import InvalidVersion, Version
 
     try:
         v = Version(release.version)
     except InvalidVersion:
-        return False
-    return bool(v.is_devrelease or v.local is not None)
+        return "unordered"
+    if v.is_devrelease or v.local is not None:
+        return "main"  # `.devN`, `+pr.15207.g39d5bd57a`
+    return "newer" if v > Version(shipped_versions()[-1]) else ""
 
 
 def _unknown_why(release: ReleaseResolution, workspace: Workspace) -> str:

@@ -490,6 +490,8 @@ SERVICE_SUFFIXES = frozenset({".service"})
 TEXT_SUFFIXES = frozenset({".txt"})
 VSCODE_LAUNCH = "launch.json"
 OTHER_SUFFIXES = SERVICE_SUFFIXES | TEXT_SUFFIXES
+# `.txt` files that are pin files by name (pins/discovery.py reads them)
+_PIN_TEXT_NAMES = ("requirements", "constraint")
 
 
 def is_candidate(path: Path) -> bool:
@@ -499,6 +501,8 @@ def is_candidate(path: Path) -> bool:
 
 def _candidate(full: str, name: str, suffix: str) -> bool:
     low = suffix.lower()
+    if low in TEXT_SUFFIXES and name.lower().startswith(_PIN_TEXT_NAMES):
+        return False  # requirements*.txt, constraints*.txt: pin files, read as pins, never launches
     if _launch_name(name, suffix) or low in DOC_SUFFIXES or low in CODE_SUFFIXES or low in OTHER_SUFFIXES:
         return True
     if name == VSCODE_LAUNCH:

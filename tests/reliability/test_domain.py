@@ -37,7 +37,7 @@ def test_dockerfile_names(name: str) -> None:
         ("Dockerfile.rst", Surface.MARKDOWN),
         ("containerfile.ipynb", Surface.NOTEBOOK),
         ("Dockerfile.sh", Surface.SHELL),
-        ("Dockerfile.txt", None),
+        ("Dockerfile.txt", Surface.TEXT),  # a text file of commands (issue 31), not a Dockerfile
         ("Dockerfile.json", None),
         ("Dockerfile.dockerignore", None),  # BuildKit's ignore file for that Dockerfile
         ("prod.Dockerfile.md", Surface.MARKDOWN),

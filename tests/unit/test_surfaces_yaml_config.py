@@ -266,7 +266,7 @@ def test_broken_unrelated_yaml_is_not_a_launch_file() -> None:
         ("k3.yaml", "model-path: m\nkind: Pod\napiVersion: v1\n", True, Surface.KUBERNETES),
         ("docker-compose.yaml", "services:\n  s:\n    image: x\n", True, Surface.COMPOSE),
         ("k3.yaml", "- model-path\n", True, None),
-        ("k3.txt", "model-path: m\n", True, None),
+        ("k3.txt", "model-path: m\n", True, Surface.TEXT),  # a text file of commands (issue 31), never a --config
         ("k3.yaml", "", True, None),
     ],
 )
