@@ -296,6 +296,11 @@ class Engine:
             candidates = release.candidates
             if candidates is None and release.version is not None:
                 candidates = neighbours(release.version)  # a pre-release or a post no schema has
+                if candidates and _is_dev_build(release.version):
+                    # a development build holds main's code of its day: the releases after it
+                    # bring what it may have (only what none of them accepts is reported)
+                    order = every_release()
+                    candidates = (candidates[0], *(v for v in order if _newer(v, candidates[0])))
             if candidates is None and cmd.doubt is not None and release.version is None:
                 # Two guesses at once (which words are sglang's, which release reads them): only
                 # what no sglang release accepts is worth saying.
@@ -397,6 +402,10 @@ class Engine:
             return []
         if schema is not None:
             judged: tuple[str, ...] = (schema.version,)
+        elif release.as_of:
+            judged = (release.as_of,)  # main of a day: from the release of that day
+        elif release.version is not None and _is_dev_build(release.version) and neighbours(release.version):
+            judged = (neighbours(release.version) or ("",))[:1]
         elif release.candidates:
             judged = release.candidates
         else:
@@ -778,9 +787,28 @@ def _version_kind(release: ReleaseResolution) -> str:
         v = Version(release.version)
     except InvalidVersion:
         return "unordered"
+    newer = v > Version(shipped_versions()[-1])
     if v.is_devrelease or v.local is not None:
-        return "main"  # `.devN`, `+pr.15207.g39d5bd57a`
-    return "newer" if v > Version(shipped_versions()[-1]) else ""
+        # `.devN`, `+pr.15207.g39d5bd57a`: past every release, main; else judged by the
+        # releases after it (_lint_launch), which bring what it may hold
+        return "main" if newer else ""
+    return "newer" if newer else ""
+
+
+def _is_dev_build(version: str) -> bool:
+    from kimi_lsp.pep440 import InvalidVersion, Version
+
+    try:
+        v = Version(version)
+    except InvalidVersion:
+        return False
+    return bool(v.is_devrelease or v.local is not None)
+
+
+def _newer(a: str, b: str) -> bool:
+    from kimi_lsp.pep440 import Version
+
+    return bool(Version(a) > Version(b))
 
 
 def _unknown_why(release: ReleaseResolution, workspace: Workspace) -> str:

@@ -96,6 +96,9 @@ class ReleaseResolution:
     # The image tag moves ("latest": the newest release; "main": `dev`/nightly builds of main):
     # what it pulled depends on when; the day the file was last committed says (_moving_by_history).
     moving: str = ""
+    # A build of main judged by the release of its day and every later one: that day's release,
+    # which staleness (KL240) is measured from.
+    as_of: str = ""
     # The launch may run code newer than every shipped schema (main: `dev`/nightly builds; a
     # build after the newest release): options and choices added since may exist there.
     beyond: bool = False
@@ -425,14 +428,13 @@ def from_repository(res: ReleaseResolution, cmd: LaunchCommand, workspace: Works
         from kimi_lsp.knowledge.schema import shipped_versions
 
         changed = _last_change(cmd.path, root, workspace)
-        day = releases_at(changed.day) if isinstance(changed, LastChange) else ()
-        stand_in = day[-2:] if day else (shipped_versions()[-1],)
+        stand_in, main_beyond = main_of(changed.day if isinstance(changed, LastChange) else None)
         order = {v: i for i, v in enumerate(shipped_versions())}
         releases = tuple(sorted(set(releases) | set(stand_in), key=order.__getitem__))
         why = (f"the repository installs a build of sglang's main or one no release describes ({main.what} at "
                f"{where(main.location, workspace)} {scope})")
-        return replace(res, source_kind="repository", why=why, candidates=releases, beyond=True,
-                       evidence=tuple(found))
+        return replace(res, source_kind="repository", why=why, candidates=releases, beyond=main_beyond,
+                       evidence=tuple(found), as_of=stand_in[0] if stand_in and not main_beyond else "")
     if releases:
         first = found[0]
         more = f" and {len(found) - 1} more place{'s' if len(found) > 2 else ''}" if len(found) > 1 else ""
@@ -516,9 +518,10 @@ def _moving_by_history(res: ReleaseResolution, cmd: LaunchCommand, workspace: Wo
             return res  # the newest release then is today's newest: nothing narrower to say
         return replace(res, candidates=(newest_then,), last_change=changed, beyond=False,
                        why=f"{res.why}; {when}, when it pulled sglang {newest_then}")
-    between = (newest_then, after) if after is not None else (newest_then,)
-    return replace(res, candidates=between, last_change=changed, beyond=after is None,
-                   why=f"{res.why}; {when}, when main lay {'between sglang ' + ' and '.join(between) if after else 'after sglang ' + newest_then}")
+    stand_in, beyond = main_of(changed.day)
+    return replace(res, candidates=stand_in, last_change=changed, beyond=beyond, as_of=stand_in[0] if stand_in else "",
+                   why=f"{res.why}; {when}, when main lay {'after sglang ' + newest_then}"
+                       f"{'' if beyond else ' (judged by that release and every later one: main holds what they bring)'}")
 
 
 def _evidence_root(launch: Path, workspace: Workspace) -> Path:
@@ -555,6 +558,31 @@ def releases_at(day: str) -> tuple[str, ...]:
         newest[re.sub(r"\.post\d+$", "", v)] = v
     recent = list(newest.values())[-_RECENT_AT_DAY:]
     return tuple(recent + after[:1])
+
+
+def main_of(day: str | None) -> tuple[tuple[str, ...], bool]:
+    """The releases that stand for sglang's main branch as of ``day``, and whether main may hold
+    code newer than all of them. Main holds what the release of that day has and what later
+    releases bring (a feature lands on main first; some reach a release months later): the
+    newest release of the day and every later one (each in its newest ``.postN``), so that only
+    what none of them accepts is reported. Past the newest release (or with no day), main is
+    beyond kimi-lsp's data."""
+    dates = _release_dates()
+    if not dates:
+        return (), True
+    final = [(v, d) for v, d in dates if not re.search(r"(a|b|rc|dev)\d*$", v)]
+    newest: dict[str, str] = {}  # base release -> its newest .postN
+    for v, _d in final:
+        newest[re.sub(r"\.post\d+$", "", v)] = v
+    if day is None:
+        return (list(newest.values())[-1],), True
+    first_day: dict[str, str] = {}  # base release -> the day it was first built, in build order
+    for v, d in final:
+        first_day.setdefault(re.sub(r"\.post\d+$", "", v), d)
+    then = [b for b, d in first_day.items() if d <= day]
+    later = [newest[b] for b, d in first_day.items() if d > day]
+    before = [newest[then[-1]]] if then else []
+    return tuple(before + later), not later
 
 
 def _released_after(version: str, day: str) -> bool:

@@ -119,7 +119,7 @@ def test_reading_history_runs_nothing_the_repository_configures(tmp_path: Path) 
     assert [m.name for m in marks if m.exists()] == []
 
 
-@pytest.mark.parametrize(("tag", "judged"), [("latest", "0.5.5.post3"), ("dev", "0.5.5.post3 and 0.5.6")])
+@pytest.mark.parametrize(("tag", "judged"), [("latest", "sglang 0.5.5.post3"), ("dev", "sglang 0.5.5.post3")])
 def test_a_moving_tag_pulled_what_it_pointed_to_on_the_commit_day(tmp_path: Path, tag: str, judged: str) -> None:
     repo = tmp_path / "repo"
     repo.mkdir()
@@ -132,3 +132,13 @@ def test_a_moving_tag_pulled_what_it_pointed_to_on_the_commit_day(tmp_path: Path
     # valid on what `latest`/`dev` was in November 2025: staleness, not a failure
     assert [d.code for d in diags] == ["KL240"]
     assert judged in diags[0].message and "2025-11-20" in diags[0].message
+
+
+def test_main_of_a_day_is_that_days_release_and_every_later_one() -> None:
+    from kimi_lsp.release import main_of
+
+    releases, beyond = main_of("2026-01-18")
+    # a feature lands on main first and reaches a release later: only what none of them accepts
+    # is reported (`--reasoning-parser glm47`: no release ever; `nemotron_3`: 0.5.10 on)
+    assert releases[0] == "0.5.7" and "0.5.10.post1" in releases and not beyond
+    assert main_of("2099-01-01")[1] and main_of(None)[1]  # past every release: beyond the data
