@@ -880,7 +880,7 @@ def _evidence_related(release: ReleaseResolution | None) -> tuple[Related, ...]:
         return ()
     out = []
     for e in release.evidence[:_RELATED_EVIDENCE]:
-        names = " / ".join(e.releases)
+        names = "a fork" if e.fork else "main" if e.main else " / ".join(e.releases)
         out.append(Related(e.location, f"{e.what} names sglang {names}"))
     return tuple(out)
 

@@ -116,7 +116,8 @@ def _evidence(release: ReleaseResolution, ws: Workspace) -> tuple[Evidence, ...]
         what = release.source_text or release.source_kind
         out.append(Evidence(release.location.path, release.location.span, f"{what} ({release.source_kind})"))
     for e in release.evidence:
-        out.append(Evidence(e.location.path, e.location.span, f"{e.what} names sglang {' / '.join(e.releases) or 'a fork'}"))
+        names = "a fork" if e.fork else "main" if e.main else " / ".join(e.releases)
+        out.append(Evidence(e.location.path, e.location.span, f"{e.what} names sglang {names}"))
     if release.last_change is not None:
         lc = release.last_change
         note = "; a shallow clone: the file may be older" if lc.shallow else ""
