@@ -395,10 +395,6 @@ def _dev_build(ref: str, tag: str, digest: str, location: Location) -> ImageRele
 
 # -- the repository and its history ------------------------------------------------------------
 
-# Releases named this many places or fewer are listed in messages; more are counted.
-_SHOWN_EVIDENCE = 3
-
-
 def from_repository(res: ReleaseResolution, cmd: LaunchCommand, workspace: Workspace) -> ReleaseResolution:
     """``res`` (nothing beside the launch names its release) narrowed by what the repository says
     (evidence.py: the nearest scope that names releases, the union of what it names), else by
