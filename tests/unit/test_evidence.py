@@ -124,3 +124,24 @@ def test_glob_match_is_fnmatchcase(glob: str, name: str) -> None:
     from kimi_lsp.evidence import _glob_match
 
     assert _glob_match(name, glob) == fnmatch.fnmatchcase(name, glob)
+
+
+def test_the_servers_index_reads_a_changed_file_again(tmp_path: Path) -> None:
+    from kimi_lsp.evidence import repo_index
+    from kimi_lsp.workspace import Workspace
+
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "Dockerfile").write_text("FROM lmsysorg/sglang:v0.5.12-cu129\n")
+    ws = Workspace(tmp_path)
+    index = repo_index(tmp_path, ws, _placer())
+    assert [e.releases for e in index.entries[tmp_path / "Dockerfile"].evidence] == [("0.5.12",)]
+    (tmp_path / "Dockerfile").write_text("FROM lmsysorg/sglang:v0.5.14-cu129\n")
+    (tmp_path / "README.md").write_text("Tested on SGLang v0.5.17.\n")
+    ws.invalidate(tmp_path / "Dockerfile")  # the watcher's events: one file at a time
+    ws.invalidate(tmp_path / "README.md")
+    assert repo_index(tmp_path, ws, _placer()) is index  # kept, not walked again
+    assert [e.releases for e in index.entries[tmp_path / "Dockerfile"].evidence] == [("0.5.14",)]
+    assert [e.releases for e in index.entries[tmp_path / "README.md"].evidence] == [("0.5.17",)]
+    (tmp_path / "README.md").unlink()
+    ws.invalidate(tmp_path / "README.md")
+    assert tmp_path / "README.md" not in index.entries
