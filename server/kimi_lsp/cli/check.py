@@ -516,7 +516,7 @@ def _report(ns: SimpleNamespace, fmt: str, diags: list[Diagnostic], pos: output.
 
         _out(render_sarif(diags, pos, cwd, engine_errors=errors))
     else:
-        _out(output.render_text(diags, pos, cwd, files=n_files, quiet=ns.quiet))
+        _out(output.render_text(diags, pos, cwd, files=n_files, quiet=ns.quiet, color=output.use_color(sys.stdout)))
     if ns.statistics:
         stream = sys.stdout if fmt == "text" and not ns.diff else sys.stderr  # (never into a document)
         _out(output.render_statistics(diags), stream)

@@ -99,15 +99,70 @@ def fixable(d: Diagnostic) -> bool:
     return any(f.applicability.value == "safe" and f.edits for f in d.fixes)
 
 
-def render_text(diags: Sequence[Diagnostic], pos: Positions, cwd: Path, *, files: int, quiet: bool = False, show_source: bool = True) -> str:
+# ANSI styles for a terminal (ruff's palette): the code by severity, the location bold, the caret
+_STYLE = {"error": "\033[1;31m", "warning": "\033[1;33m", "info": "\033[1;34m", "bold": "\033[1m",
+          "dim": "\033[2m", "reset": "\033[0m"}
+
+
+def use_color(stream: Any) -> bool:
+    """Colour and source excerpts on a terminal, as ruff and hadolint do: ``FORCE_COLOR`` (not
+    empty or 0) turns them on, ``NO_COLOR`` (https://no-color.org, not empty) off, else only a
+    TTY that is not ``TERM=dumb``. Pipes, files and CI logs get the plain contract lines."""
+    force = os.environ.get("FORCE_COLOR", "")
+    if force and force != "0":
+        return True
+    if os.environ.get("NO_COLOR", ""):
+        return False
+    try:
+        return bool(stream.isatty()) and os.environ.get("TERM", "") != "dumb"
+    except (AttributeError, ValueError, OSError):
+        return False
+
+
+def _excerpt(d: Diagnostic, pos: Positions, color: bool) -> list[str]:
+    """The diagnostic's source line with a caret under its span (its first line only), ruff's
+    way: `  |` gutter, the line number, the text with control characters escaped."""
+    src = pos.ws.read(d.path)
+    if not isinstance(src, SourceText) or d.path.suffix == ".ipynb":
+        return []
+    p = pos.of(d.path, d.location.span)
+    text = src.lines.line_text(p.line - 1).rstrip("\r\n")
+    if len(text) > 200:
+        return []  # a minified line says nothing at a glance
+    shown = printable(text.expandtabs(1))
+    width = max(1, (p.end_column if p.end_line == p.line else len(text) + 1) - p.column)
+    if len(shown) != len(text):  # escapes widen the line: point at its start
+        width, col = 1, 1
+    else:
+        col = p.column
+    gutter = " " * len(str(p.line))
+    caret = " " * (col - 1) + "^" * min(width, max(1, len(text) - col + 1))
+    if color:
+        caret = f"{_STYLE[d.severity.value]}{caret}{_STYLE['reset']}"
+    return [f"{gutter} |", f"{p.line} | {shown}", f"{gutter} | {caret}"]
+
+
+def render_text(diags: Sequence[Diagnostic], pos: Positions, cwd: Path, *, files: int, quiet: bool = False,
+                show_source: bool = True, color: bool = False) -> str:
+    """The text report. With ``color`` (a terminal: ``use_color``) the codes are coloured by
+    severity, which is named too, and each diagnostic shows its source line with a caret; the
+    contract lines (``path:line:col: CODE message``) stay as they are without it."""
     out: list[str] = []
     for d in diags:
         p = pos.of(d.path, d.location.span)
         mark = " [*]" if fixable(d) else ""
         note = pos.cell_note(d.path, d.location.span)
-        out.append(f"{printable(display_path(d.path, cwd))}:{p.line}:{p.column}: {d.code}{mark} {printable(d.message)}{note}")
+        where = f"{printable(display_path(d.path, cwd))}:{p.line}:{p.column}:"
+        if color:
+            sev = d.severity.value
+            out.append(f"{_STYLE['bold']}{where}{_STYLE['reset']} {_STYLE[sev]}{d.code}{_STYLE['reset']}{mark} "
+                       f"{_STYLE[sev]}{sev}{_STYLE['reset']}: {printable(d.message)}{note}")
+        else:
+            out.append(f"{where} {d.code}{mark} {printable(d.message)}{note}")
         if quiet:
             continue
+        if color and show_source:
+            out.extend(_excerpt(d, pos, color))
         for r in d.related:
             rp = pos.of(r.location.path, r.location.span)
             rnote = pos.cell_note(r.location.path, r.location.span)
