@@ -63,7 +63,7 @@ def test_a_terminal_gets_colour_severity_and_a_caret(tmp_path: Path, monkeypatch
                                                      capsys: pytest.CaptureFixture[str]) -> None:
     out = _run(tmp_path, monkeypatch, capsys, FORCE_COLOR="1").splitlines()
     i = next(n for n, line in enumerate(out) if "KL101" in line)
-    assert "\033[1;31mKL101\033[0m" in out[i] and "\033[1;31merror\033[0m: Kimi-K3" in out[i]
+    assert "\033[1;31mKL101\033[0m" in out[i] and "\033[1;31merror\033[0m: flashinfer-python==0.6.16.post4" in out[i]
     assert out[i + 1] == "  |"
     assert out[i + 2] == "8 | decode-attention-backend: cutedsl_mla"
     assert out[i + 3] == "  | \033[1;31m" + "^" * len("decode-attention-backend: cutedsl_mla") + "\033[0m"

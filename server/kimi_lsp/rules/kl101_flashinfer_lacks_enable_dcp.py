@@ -78,10 +78,8 @@ def check(ctx: LaunchContext) -> Iterator[Violation]:
             found = f"flashinfer-python {f.shown} locked in {f.where}"
         else:
             found = f"flashinfer-python{_spec(f.shown)} in {f.where}"
-        msg = (
-            f"{who} DCP (dcp-size {k3.dcp_size}) on decode backend `cutedsl_mla`{how} needs `enable_dcp` in "
-            f"flashinfer's trtllm_batch_decode_with_kv_cache_mla (flashinfer-python >= {first}), but {found} lacks it"
-        )
+        # the culprit first, then what needs it (the kernel and sglang's own error: `explain KL101`)
+        msg = f"{found} lacks `enable_dcp`, which {who} DCP (dcp-size {k3.dcp_size}) on `cutedsl_mla`{how} needs (>= {first})"
         yield Violation(
             anchor,
             msg,
