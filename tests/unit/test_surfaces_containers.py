@@ -61,3 +61,27 @@ def test_dynamo_sglang_hands_sglang_the_rest_with_a_doubt() -> None:
     assert launch.program.value == "python3 -m dynamo.sglang"
     assert [t.value for t in launch.argv] == ["--model-path", "m", "--tp", "2"]
     assert launch.doubt is not None and "dynamo.sglang" in launch.doubt
+
+
+def test_docker_entrypoint_option_with_glued_value() -> None:
+    # `--entrypoint=python3`: the program is the part after `=` (was: no launch at all)
+    text = "docker run --rm --entrypoint=python3 img -m sglang.launch_server --model-path m --tp 2\n"
+    (launch,) = find_launches(text, P, Surface.SHELL)
+    assert launch.program.value == "python3 -m sglang.launch_server"
+    assert text[launch.program.span.start :].startswith("python3 img")
+    assert [t.value for t in launch.argv] == ["--model-path", "m", "--tp", "2"]
+    assert launch.image is not None and launch.image.value == "img"
+    # `--entrypoint=` / `--entrypoint=""` clear the image's entry point: the command runs as written
+    for clear in ("--entrypoint=", '--entrypoint=""'):
+        (launch,) = find_launches(f"docker run {clear} img python3 -m sglang.launch_server --tp 2\n", P, Surface.SHELL)
+        assert [t.value for t in launch.argv] == ["--tp", "2"]
+
+
+def test_docker_run_official_image_with_only_flags_is_no_launch() -> None:
+    # No lmsysorg/sglang image sets an ENTRYPOINT (sglang's docker/Dockerfile*; the CUDA base
+    # image's entry point runs its arguments as a command): `--model-path` would be the program.
+    # The router/gateway images' ENTRYPOINT is the router (sglang_router.launch_router), not
+    # the server: their flags are no server launch either.
+    for image in ("lmsysorg/sglang:v0.5.9-cu129", "lmsysorg/sglang-router:v0.2.4", "lmsysorg/sgl-model-gateway:v0.3.0"):
+        text = f"docker run --gpus all {image} --model-path Qwen/Qwen3-8B --tp 2\n"
+        assert find_launches(text, P, Surface.SHELL) == []

@@ -321,6 +321,17 @@ def _docker_env(option: str, word: Word) -> EnvVar | None:
     return EnvVar(Located(name, word.token.span), None)
 
 
+def _after_equals(word: Word) -> Word:
+    """The part of ``--option=VALUE`` after the first ``=``, as a word of its own with the span of
+    those characters (so the launch's program points at ``python3``, not at the option)."""
+    k = word.value.index("=") + 1
+    value = word.value[k:]
+    chars = word.chars.sub(value, [(a, a + 1) for a in range(k, len(word.value))], word.chars.anchor())
+    exact = word.token.exact and word.chars.exact(k, len(word.value))
+    subs = tuple((a - k, b - k) for a, b in word.substitutions if a >= k)
+    return Word(Token(value, word.chars.span(k, len(word.value)), exact), chars, subs)
+
+
 def _docker_launches(
     words: Sequence[Word], i: int, ctx: LaunchContext, env: list[EnvVar], head: int | None
 ) -> list[LaunchCommand]:
@@ -348,12 +359,17 @@ def _docker_launches(
             if found is not None:
                 run_env.append(found)
         elif option == "--entrypoint":
-            if "=" in word.value and word.value.startswith("--entrypoint="):
-                return []  # the program is inside the option word: no word of its own to point at
+            if word.value.startswith("--entrypoint="):
+                word = _after_equals(word)  # `--entrypoint=python3`: the program is the value's part
             if word.value:
                 command.insert(0, word)
     if not command:
         return []  # the image's own CMD runs: not written here
+    # `docker run IMAGE --flag ...` hands the words to the image's ENTRYPOINT. No official image
+    # runs the server that way: sglang's docker/Dockerfile* set no ENTRYPOINT (the CUDA base
+    # image's entry point execs its arguments, so `--tp` would be the program) and the router
+    # images' ENTRYPOINT is `python3 -m sglang_router.launch_router`. So words after the image
+    # that name no program are no server launch (launches_from_words finds none).
     saved = ctx.image, ctx.own_pins
     if sub == "run":
         ctx.image = Located(target.value, target.token.span)
