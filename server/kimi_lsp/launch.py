@@ -89,9 +89,13 @@ class ResolvedLaunch:
     config_token: Token | None = None  # the path token after --config on the command line
     env: dict[str, EnvVar] = field(default_factory=dict)
     model_path: Token | None = None  # serve's positional model, when written that way
-    # `sglang serve` of a diffusion model, recognised by its options: sglang's LLM parser never
-    # sees it (multimodal_gen parses it), so no LLM argument is read (uses and problems are empty)
+    # `sglang serve` of a diffusion model: sglang's LLM parser never sees it; `schema` is then the
+    # release's diffusion server (knowledge/diffusion.py), and uses and problems are its (empty
+    # where the release has none in the data)
     diffusion: bool = False
+    # why the launch is only probably one of a diffusion model (its name or its options say so,
+    # not sglang's own test): its findings are warnings that name this; None when sure
+    diffusion_doubt: str | None = None
 
     def last(self, dest: str) -> ArgUse | None:
         """The occurrence argparse keeps (the last one)."""
@@ -331,10 +335,11 @@ def _nargs_range(flag: Flag) -> tuple[int, int | None]:
 def parse_words(
     schema: Schema, words: Sequence[tuple[Token, Origin, ConfigEntry | None]]
 ) -> tuple[list[ArgUse], list[ArgProblem]]:
-    """Replay argparse over (token, origin, entry) words. Stops at the first error argparse raises
-    while consuming (a missing or an explicit value); unknown options are collected (argparse
-    reports them together at the end), and an ambiguous option, which argparse reports before
-    consuming anything, is skipped so that the rest of the launch is read too."""
+    """Replay argparse over (token, origin, entry) words. Unknown options are collected (argparse
+    reports them together at the end). argparse exits at the first ambiguous option (before
+    consuming anything) or at the first missing or explicit value (while consuming); each is
+    recorded and left out, with the values it would take, so that the rest of the launch is read
+    too: what sglang reports next once that one is fixed. A help option ends the reading."""
     uses: list[ArgUse] = []
     problems: list[ArgProblem] = []
     values = [w[0].value for w in words]
@@ -352,7 +357,7 @@ def parse_words(
     i = 0
     n = len(words)
     extras: list[int] = []
-    stopped = False  # argparse raised (or printed its help) while consuming: later words were never consumed
+    stopped = False  # argparse printed its help while consuming: later words were never consumed
     rest = n  # the first word argparse never consumed, when stopped
     while i < n and not stopped:
         tok, origin, entry = words[i]
@@ -409,8 +414,8 @@ def parse_words(
                         entry=entry,
                     )
                 )
-                stopped, rest = True, i + 1
-                break
+                i += 1  # argparse exits here; the rest is read as it would be without the word
+                continue
             eq = len(option) + (word[len(option) : len(option) + 1] == "=")
             val_tok = Token(explicit, _sub_span(tok, eq), exact=tok.exact)
             opt_tok = Token(option, _sub_span(tok, 0, len(option)), exact=tok.exact)
@@ -434,8 +439,11 @@ def parse_words(
                     entry=entry,
                 )
             )
-            stopped, rest = True, i + 1
-            break
+            # argparse exits here; the words after it are read as they would be without it and
+            # the too few values it has (an option follows, or nothing does: completing the
+            # values changes nothing after them)
+            i = j + avail
+            continue
         vals = tuple(words[k][0] for k in range(j, j + take))
         uses.append(ArgUse(flag, opt_tok, vals, origin, entry))
         i = j + take
@@ -448,8 +456,8 @@ def parse_words(
             stopped, rest = True, i
             break
     if stopped:
-        # argparse never got this far: but an ambiguous option further on is what it reports
-        # (it classifies every word before consuming any), so those are still found
+        # argparse printed its help and exited: but an ambiguous option further on is what it
+        # reports instead (it classifies every word before consuming any), so those are found
         for k in range(rest, n):
             m = schema.match(words[k][0].value) if pattern[k] == "O" else None
             if isinstance(m, tuple):
@@ -576,6 +584,11 @@ def resolve(command: LaunchCommand, schema: Schema, config: ConfigFile | None) -
     env = {v.name.value: v for v in command.env}
     problems: list[ArgProblem] = []
     words: list[tuple[Token, Origin, ConfigEntry | None]] = []
+    if command.entry is Entry.NO_CONFIG:
+        # a benchmark (or the router's launch_server) adds its own options to the same parser
+        from kimi_lsp.knowledge.entry_points import entry_schema, module_of
+
+        schema = entry_schema(schema, module_of(command.program.value))
     if command.entry is Entry.ENGINE:
         ewords, eproblems = engine_tokens(command.config or ConfigFile(command.path, "python", ()), schema)
         problems.extend(eproblems)
@@ -584,8 +597,10 @@ def resolve(command: LaunchCommand, schema: Schema, config: ConfigFile | None) -
         uses, parse_problems = parse_words(schema, words)
         problems.extend(parse_problems)
         return ResolvedLaunch(command=command, schema=schema, uses=tuple(uses), problems=tuple(problems), env=env)
-    if command.entry is Entry.SERVE and _diffusion_by_options(command, schema):
-        return ResolvedLaunch(command=command, schema=schema, uses=(), problems=(), env=env, diffusion=True)
+    if command.entry is Entry.SERVE:
+        found, doubt = diffusion_launch(command, schema)
+        if found:
+            return _resolve_diffusion(command, schema, env, doubt)
     cfg = command.config if command.entry is Entry.CONFIG_FILE else config
     if command.entry is not Entry.CONFIG_FILE and not schema.config_merger:
         cfg = None  # a release without `--config` never reads the file (KL201 reports the option)
@@ -622,21 +637,123 @@ def resolve(command: LaunchCommand, schema: Schema, config: ConfigFile | None) -
     )
 
 
+# -- `sglang serve` of a diffusion model -------------------------------------------------------
+
+# Families whose names say diffusion; an LLM or VLM name (LLaVA-Video, StableLM) says nothing of the kind.
+_DIFFUSION_NAME = _regex.compile(
+    r"(?i)diffusion|flux|qwen-image|z-image|hunyuan-?(?:video|image|dit)|wan2|mova-|sd3|sdxl|cogvideo|ltx-?video|mochi"
+)
+
+
+def _serve_model(command: LaunchCommand, schema: Schema) -> tuple[str | None, str | None]:
+    """(model type, model path) as this release's `sglang serve` reads them before dispatching."""
+    from kimi_lsp.knowledge.launch_checks import serve_model
+
+    serve = serve_model(schema.version)
+    options = serve.model_options if serve is not None else ("--model-path", "--model")
+    words = [t.value for t in command.argv]
+    model_type = model = None
+    rest: list[str] = []
+    i = 0
+    while i < len(words):
+        w = words[i]
+        if w == "--model-type" and i + 1 < len(words):
+            model_type = words[i + 1]  # `_extract_model_type_override`: the last one wins
+            i += 2
+            continue
+        if w.startswith("--model-type="):
+            model_type = w.split("=", 1)[1]
+        elif model is None and w in options and i + 1 < len(words):
+            model = words[i + 1]
+        elif model is None and "=" in w and w.split("=", 1)[0] in options:
+            model = w.split("=", 1)[1]
+        rest.append(w)
+        i += 1
+    if model is None and rest and not rest[0].startswith("-") and (serve is None or serve.positional):
+        model = rest[0]  # a bare first word is the model path
+    return model_type, model
+
+
+def diffusion_launch(command: LaunchCommand, schema: Schema) -> tuple[bool, str | None]:
+    """Whether ``sglang serve`` hands this launch to its diffusion server, and the doubt (None:
+    sure). sglang decides by `--model-type`, then its registry of diffusion models, then the
+    model's files (a local dir's or the hub's model_index.json), which no lint can read; so a
+    launch is also taken for one when its model is named like a diffusion family or its options
+    are the diffusion server's, with that doubt named."""
+    model_type, model = _serve_model(command, schema)
+    if model_type == "llm":
+        return False, None
+    if model_type == "diffusion":
+        return True, None
+    from kimi_lsp.knowledge.diffusion import diffusion_release
+
+    release = diffusion_release(schema.version)
+    if release is None:
+        return False, None  # no diffusion server in this release (or none in the data)
+    if model is not None and release.registered(model):
+        return True, None
+    if model is not None and _DIFFUSION_NAME.search(model):
+        return True, f"`{model}` is named like a diffusion model"
+    if _diffusion_by_options(command, schema):
+        return True, "its options are the diffusion server's"
+    return False, None
+
+
+def _resolve_diffusion(command: LaunchCommand, schema: Schema, env: dict[str, EnvVar], doubt: str | None) -> ResolvedLaunch:
+    """argparse's ``parse_known_args`` over the diffusion server's parser, then ``from_cli_args``:
+    the per-component options are taken off what it left (each with its value), and from 0.5.10
+    anything left is ``error: unrecognized arguments`` (0.5.5-0.5.9 ignore it)."""
+    from kimi_lsp.knowledge.diffusion import diffusion_release
+
+    release = diffusion_release(schema.version)
+    if release is None:
+        return ResolvedLaunch(command=command, schema=schema, uses=(), problems=(), env=env, diffusion=True,
+                              diffusion_doubt=doubt)
+    dschema = release.schema
+    cli, model, _ = cli_words(command, schema)  # the LLM release decides `--model-type` and the bare model
+    words: list[tuple[Token, Origin, ConfigEntry | None]] = []
+    if model is not None:
+        words.append((Token("--model-path", model.span, exact=False), Origin.CLI, None))
+        words.append((model, Origin.CLI, None))
+    words.extend((t, Origin.CLI, None) for t in cli)
+    uses, problems = parse_words(dschema, words)
+    left = sorted((p for p in problems if p.kind in (ArgProblemKind.UNKNOWN, ArgProblemKind.EXTRA_VALUE)),
+                  key=lambda p: p.token.span.start)
+    dropped: set[int] = set()
+    k = 0
+    while k < len(left):  # `_extract_component_*`: `--<c>-path X` / `--component-paths.<c>=X`
+        head, eq, _ = left[k].token.value.partition("=")
+        if release.is_component_option(head):
+            dropped.add(id(left[k]))
+            if not eq and k + 1 < len(left) and not left[k + 1].token.value.startswith("-"):
+                dropped.add(id(left[k + 1]))
+                k += 1
+        k += 1
+    kept: list[ArgProblem] = []
+    for p in problems:
+        if id(p) in dropped:
+            continue
+        if p.kind in (ArgProblemKind.UNKNOWN, ArgProblemKind.EXTRA_VALUE) and not release.rejects_unknown:
+            continue  # parse_known_args' leftovers, which this release's from_cli_args never looks at
+        if p.kind is ArgProblemKind.AMBIGUOUS and len(set(p.candidates) - release.pipeline_options) <= 1:
+            continue  # a pipeline's own option, registered only when that model is served
+        kept.append(p)
+    return ResolvedLaunch(command=command, schema=dschema, uses=tuple(uses), problems=tuple(kept), env=env,
+                          model_path=model, diffusion=True, diffusion_doubt=doubt)
+
+
 def _diffusion_by_options(command: LaunchCommand, schema: Schema) -> bool:
     """Whether a `sglang serve` launch is one of a diffusion model by what it says: no
     `--model-type llm`, and options that the release's diffusion server has and its LLM parser
     does not (`--num-gpus`, `--pipeline-class-name`, `--vae-cpu-offload`). Whether the model is
-    a diffusers pipeline (its model_index.json) cannot be known offline for a hub id. A model named like a
-    diffusion family, or `--model-type diffusion`, is left out by the surface already."""
-    from kimi_lsp.knowledge.launch_checks import diffusion_options
+    a diffusers pipeline (its model_index.json) cannot be known offline for a hub id."""
+    from kimi_lsp.knowledge.diffusion import diffusion_release
 
     words = [t.value for t in command.argv]
-    for k, w in enumerate(words):
-        if w == "--model-type" and k + 1 < len(words) and words[k + 1] == "llm" or w == "--model-type=llm":
-            return False
-    options = diffusion_options(schema.version)
-    if not options:
+    release = diffusion_release(schema.version)
+    if release is None:
         return False
+    options = frozenset(release.schema.long_options())
     # every option the LLM parser does not know is one of the diffusion server's (a benchmark's
     # or a misspelt option among them says the launch is not simply a diffusion one)
     foreign = [h for h in (w.split("=", 1)[0] for w in words if w.startswith("--"))

@@ -3,6 +3,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from kimi_lsp.diagnostics import Applicability, Edit, Fix, Location, Severity
+from kimi_lsp.knowledge.entry_points import EntryParser
 from kimi_lsp.knowledge.retired_flags import RetiredFlag, retired
 from kimi_lsp.knowledge.schema import Flag, Schema
 from kimi_lsp.launch import ArgProblem, ArgProblemKind, Origin, field_name
@@ -69,6 +70,12 @@ def check(ctx: LaunchContext) -> Iterator[Violation]:
                         f"sglang {launch.schema.version} has no `sglang serve` command (its `sglang` console script came"
                         " with 0.5.5): use `python -m sglang.launch_server`")
         return
+    own = _own_parser(ctx)
+    if launch.command.entry is Entry.NO_CONFIG and own is None:
+        missing = _missing_module(ctx)
+        if missing is not None:
+            yield missing
+            return
     if launch.command.entry is not Entry.ENGINE:  # keyword arguments meet no argparse action
         yield from _accepted_uses(ctx)
     first_ambiguous = next((p for p in launch.problems if p.kind is ArgProblemKind.AMBIGUOUS), None)
@@ -80,8 +87,10 @@ def check(ctx: LaunchContext) -> Iterator[Violation]:
             continue
         if prob in bench:
             continue  # said once, for the whole benchmark command
-        if prob.origin is Origin.CLI and launch.command.entry is Entry.NO_CONFIG:
-            continue  # benchmark entry points add their own flags to the parser
+        if prob.origin is Origin.CLI and launch.command.entry is Entry.NO_CONFIG and (
+            own is None or own.accepts_unknown(prob.token.value.split("=", 1)[0])
+        ):
+            continue  # an entry point whose own options are not known here: its parser may take it
         if launch.command.entry is Entry.ENGINE:
             if prob.entry is not None:
                 yield from _engine_keyword(ctx, prob)
@@ -89,7 +98,7 @@ def check(ctx: LaunchContext) -> Iterator[Violation]:
         if prob.origin is Origin.CONFIG and prob.entry is not None and prob.token.span == prob.entry.key.span:
             found = _config_key(ctx, prob)
         else:
-            found = _cli_word(ctx, prob)
+            found = _cli_word(ctx, prob, own)
         for v in found:
             if first_ambiguous is not None and prob is not first_ambiguous and prob.kind is ArgProblemKind.AMBIGUOUS:
                 # argparse stops at the first ambiguous option of the whole argv: this one is
@@ -112,6 +121,7 @@ def _accepted_uses(ctx: LaunchContext) -> Iterator[Violation]:
     action stops the launch at parse time on this release (``DeprecatedAction``)."""
     launch = ctx.launch
     schema = launch.schema
+    own = _own_parser(ctx)
     for use in launch.uses:
         head = use.option.value
         if not _args.is_literal(use.option, use.origin) or head.startswith("---"):
@@ -145,7 +155,7 @@ def _accepted_uses(ctx: LaunchContext) -> Iterator[Violation]:
             yield Violation(where, f"{shown} makes sglang print its help and exit: no server starts",
                             severity=Severity.WARNING)
             continue
-        if launch.command.entry is Entry.NO_CONFIG and use.origin is Origin.CLI:
+        if launch.command.entry is Entry.NO_CONFIG and use.origin is Origin.CLI and (own is None or not own.complete):
             continue  # a benchmark's parser adds options of its own: a prefix may mean one of them
         if exact or (use.flag.takes_value and retired(head) is None):
             # `--tp 2`, `--mem-fraction 0.8`: a shorthand whose value says what is meant. A switch
@@ -200,7 +210,34 @@ def _bench_command(ctx: LaunchContext, bench: list[ArgProblem]) -> Violation:
                      "against a running server instead")
 
 
-def _cli_word(ctx: LaunchContext, prob: ArgProblem) -> Iterator[Violation]:
+def _own_parser(ctx: LaunchContext) -> EntryParser | None:
+    """The options a benchmark (or the router's launch_server) adds to ServerArgs on this
+    release; None when the launch is no such entry point or the data does not say."""
+    cmd = ctx.launch.command
+    if cmd.entry is not Entry.NO_CONFIG:
+        return None
+    from kimi_lsp.knowledge.entry_points import entry_parser, module_of
+
+    return entry_parser(ctx.launch.schema.version, module_of(cmd.program.value))
+
+
+def _missing_module(ctx: LaunchContext) -> Violation | None:
+    """``python -m sglang.bench_one_batch`` on a release without that module (0.5.21 on): Python
+    ends with ``No module named sglang.bench_one_batch`` before sglang parses anything."""
+    from kimi_lsp.knowledge.entry_points import missing_module, module_of, replacement
+
+    cmd = ctx.launch.command
+    version = ctx.launch.schema.version
+    module = module_of(cmd.program.value)
+    if not missing_module(version, module):
+        return None
+    instead = replacement(version, module)
+    use = f": use `python -m {instead}`" if instead else ""
+    return Violation(Location(cmd.path, cmd.program.span),
+                     f"sglang {version} has no module `{module}` (Python exits with `No module named {module}`){use}")
+
+
+def _cli_word(ctx: LaunchContext, prob: ArgProblem, own: EntryParser | None = None) -> Iterator[Violation]:
     launch = ctx.launch
     word = prob.token.value
     head = word.split("=", 1)[0]
@@ -210,6 +247,10 @@ def _cli_word(ctx: LaunchContext, prob: ArgProblem) -> Iterator[Violation]:
         if prob.kind is ArgProblemKind.AMBIGUOUS
         else f"Unknown sglang argument `{head}`"
     )
+    if own is not None and prob.kind is ArgProblemKind.UNKNOWN:
+        # its parser is ServerArgs plus the entry point's own options class: name both
+        what = (f"Unknown argument `{head}` of `python -m {own.module}` (neither a server option nor one of its"
+                f" {own.options_class})")
     odd = _odd_blanks(word)
     if odd and prob.kind is ArgProblemKind.UNKNOWN:
         yield _joined_by_odd_blank(ctx, prob, odd, where)

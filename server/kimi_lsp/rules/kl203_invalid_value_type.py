@@ -57,11 +57,12 @@ def check(ctx: LaunchContext) -> Iterator[Violation]:
                 _args.value_location(launch, use, tok),
                 f"Invalid value `{tok.value}` for `{_args.flag_text(use)}`: {msg}{note}",
             )
+    first = _first_exit(launch.problems)
     for prob in launch.problems:
         if not _args.is_literal(prob.token, prob.origin):
             continue  # e.g. `"$@"` or `$EXTRA_ARGS`: whatever they expand to is unknown here
         if prob.kind is ArgProblemKind.MISSING_VALUE:
-            yield Violation(_args.problem_location(launch, prob), _missing(prob))
+            yield Violation(_args.problem_location(launch, prob), _missing(prob) + _reported_first(prob, first))
         elif prob.kind is ArgProblemKind.EXPLICIT_VALUE:
             assert prob.flag is not None
             word = prob.token.value
@@ -71,16 +72,17 @@ def check(ctx: LaunchContext) -> Iterator[Violation]:
                 yield Violation(
                     _args.problem_location(launch, prob),
                     f"`{word}` is `{head}` followed by `{value}`, and `{head}` takes no value "
-                    f"(argparse: ignored explicit argument {value!r})",
+                    f"(argparse: ignored explicit argument {value!r}){_reported_first(prob, first)}",
                 )
                 continue
             head, _, value = word.partition("=")
             yield Violation(
                 _args.problem_location(launch, prob),
-                f"`{head}` takes no value, so `={value}` is an error (argparse: ignored explicit argument {value!r})",
+                f"`{head}` takes no value, so `={value}` is an error (argparse: ignored explicit argument {value!r})"
+                f"{_reported_first(prob, first)}",
             )
         elif prob.kind is ArgProblemKind.EXTRA_VALUE:
-            if prob.origin is Origin.CLI and launch.command.entry is Entry.NO_CONFIG:
+            if prob.origin is Origin.CLI and launch.command.entry is Entry.NO_CONFIG and not _own_options_known(ctx):
                 continue  # a benchmark's own flag and its value
             if prob.entry is not None and _args.special_config_value(schema, prob.entry) is not None:
                 continue
@@ -91,6 +93,26 @@ def check(ctx: LaunchContext) -> Iterator[Violation]:
             msg = _extra(ctx, prob)
             if msg is not None:
                 yield Violation(_args.problem_location(launch, prob), msg)
+
+
+def _first_exit(problems: tuple[ArgProblem, ...]) -> ArgProblem | None:
+    """The error sglang prints: argparse classifies every word before consuming any, so the first
+    ambiguous option of the whole argv wins over a missing or explicit value before it; otherwise
+    the first of those (argparse exits at it). The replay reads on past each (launch.parse_words)."""
+    exits = (ArgProblemKind.MISSING_VALUE, ArgProblemKind.EXPLICIT_VALUE)
+    return (next((p for p in problems if p.kind is ArgProblemKind.AMBIGUOUS), None)
+            or next((p for p in problems if p.kind in exits), None))
+
+
+def _reported_first(prob: ArgProblem, first: ArgProblem | None) -> str:
+    """What sglang says instead of this error, when it says another first (fixing that one would
+    make sglang report this one next)."""
+    if first is None or first is prob:
+        return ""
+    head = first.token.value.split("=", 1)[0]
+    if first.kind is ArgProblemKind.AMBIGUOUS:
+        return f" (sglang reports the ambiguous `{head}` first)"
+    return f" (sglang stops at `{head}` first)"
 
 
 def _missing(prob: ArgProblem) -> str:
@@ -136,3 +158,12 @@ def _word_before(argv: tuple[Token, ...], prob: ArgProblem) -> Token | None:
         if tok.span == prob.token.span:
             return argv[i - 1] if i > 0 else None
     return None
+
+
+def _own_options_known(ctx: LaunchContext) -> bool:
+    """Whether every option of a benchmark entry point's own options class is known for this
+    release (the router's are not: a newer sglang-router may add options)."""
+    from kimi_lsp.knowledge.entry_points import entry_parser, module_of
+
+    own = entry_parser(ctx.launch.schema.version, module_of(ctx.launch.command.program.value))
+    return own is not None and own.complete and not own.router

@@ -62,7 +62,11 @@ __all__ = [
 
 LAUNCH_MODULES: dict[str, Entry] = {
     "sglang.launch_server": Entry.LAUNCH_SERVER,
-    # These register --config with the server flags but never read the file.
+    # These register --config with the server flags but never read the file; their own options
+    # (BenchArgs, CompileArgs, the router's) per release: knowledge/entry_points.py.
+    "sglang.bench_one_batch": Entry.NO_CONFIG,  # sglang.benchmark.one_batch from 0.5.15, gone in 0.5.21
+    "sglang.bench_offline_throughput": Entry.NO_CONFIG,
+    "sglang_router.launch_server": Entry.NO_CONFIG,  # (sglang_router.launch_router is no server launch)
     "sglang.bench_one_batch_server": Entry.NO_CONFIG,
     "sglang.benchmark.one_batch_server": Entry.NO_CONFIG,
     "sglang.benchmark.one_batch": Entry.NO_CONFIG,
