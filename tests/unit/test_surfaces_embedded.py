@@ -352,3 +352,47 @@ def test_where_sglang_is_written_is_found_as_the_case_blind_regex_finds_it() -> 
     for text in ["", "sglang", "SGLang sglangsglang x-SGLANG", "ſglang sglang", "no", "sglan", "İ sglang ſ SGLANG",
                  "app: sglang-1163\nimage: lmsysorg/sglang:v0.5.23\n" * 3]:
         assert _offsets_of_sglang(text) == [m.start() for m in _SGLANG.finditer(text)], text
+
+
+def test_compose_command_gives_a_built_image_entrypoint_its_arguments(tmp_path: Path) -> None:
+    # compose appends `command:` to the ENTRYPOINT of the image `build:` makes (it replaces only
+    # CMD): with an exec-form launch ENTRYPOINT, the command's words are the launch's arguments
+    (tmp_path / "Dockerfile").write_text(
+        'FROM lmsysorg/sglang:v0.5.9\nENV SGLANG_X=1\nENTRYPOINT ["python3", "-m", "sglang.launch_server", "--host", "0.0.0.0"]\n'
+    )
+    (tmp_path / "docker").mkdir()
+    (tmp_path / "docker" / "Dockerfile.multi").write_text(
+        'FROM a AS serve\nENTRYPOINT ["sglang", "serve"]\n'
+        "FROM b AS shellform\nENTRYPOINT python3 -m sglang.launch_server\n"
+        'FROM c\nENTRYPOINT ["/entrypoint.sh"]\n'
+    )
+    text = """\
+services:
+  server:
+    build: .
+    command: --model-path m --tp 2
+  target:
+    build: {context: docker, dockerfile: Dockerfile.multi, target: serve}
+    command: ["--model-path", "m"]
+  shellform:
+    build: {context: docker, dockerfile: Dockerfile.multi, target: shellform}
+    command: --model-path m
+  script:
+    build: {context: docker, dockerfile: Dockerfile.multi}
+    command: --model-path m
+  nocommand:
+    build: .
+  remote:
+    build: https://example.com/repo.git#main
+    command: --model-path m
+"""
+    result = read_surface(SourceText(tmp_path / "compose.yaml", text))
+    a, b = result.launches
+    assert a.entry is Entry.LAUNCH_SERVER and a.surface is Surface.COMPOSE
+    assert [(t.value, raw(text, t.span), t.exact) for t in a.argv] == [
+        ("--host", ".", False), ("0.0.0.0", ".", False),
+        ("--model-path", "--model-path", True), ("m", "m", True), ("--tp", "--tp", True), ("2", "2", True),
+    ]
+    assert [(e.name.value, raw(text, e.name.span)) for e in a.env] == [("SGLANG_X", ".")]
+    assert b.entry is Entry.SERVE and [t.value for t in b.argv] == ["--model-path", "m"]
+    assert raw(text, b.program.span).startswith("Dockerfile.multi")

@@ -12,6 +12,7 @@ from collections.abc import Callable
 
 from pathlib import Path
 
+from kimi_lsp import _regex
 from kimi_lsp.surfaces.detect import (
     classify_yaml,
     config_like_text,
@@ -136,6 +137,15 @@ def _helm_template_dir(path: Path) -> bool:
     return os.path.isfile(chart if s.startswith("/") else chart[1:])
 
 
+# A compose service built here that gives its image arguments (`build:` and `command:` keys).
+_BUILD_KEY = _regex.compile(r"(?m)^[ \t]+build[ \t]*:")
+_COMMAND_KEY = _regex.compile(r"(?m)^[ \t]+command[ \t]*:")
+
+
+def _builds(text: str) -> bool:
+    return _BUILD_KEY.search(text) is not None and _COMMAND_KEY.search(text) is not None
+
+
 def _read_yaml(
     path: Path,
     text: str,
@@ -148,8 +158,9 @@ def _read_yaml(
     masked = syntax_yaml.mask_templates(text, actions) if actions else None
     templated = masked is not None or _helm_template_dir(path)
     ytext = masked.text if masked is not None else text
-    if force is None and not mentions_sglang(text) and not config_like_text(ytext, is_sglang_key):
-        # Every launch names sglang; only a --config YAML may not. Skip parsing the rest.
+    if force is None and not mentions_sglang(text) and not config_like_text(ytext, is_sglang_key) and not _builds(ytext):
+        # Every launch names sglang; only a --config YAML, or a compose service whose built
+        # image's ENTRYPOINT is the launch (yaml_embedded), may not. Skip parsing the rest.
         return SurfaceResult()
     loaded = syntax_yaml.load(ytext)
     if templated and loaded.problems:

@@ -195,3 +195,33 @@ def _run_launches(ins: Instruction, ctx: LaunchContext, escape: str, env: list[E
                 doubt = None if SCRIPT_TARGET.search(ins.args) else WRITTEN_DOUBT
                 found.extend(replace(lc, doubt=lc.doubt or doubt) for lc in got)
     return found
+
+
+def image_entrypoint(text: str, target: str | None = None) -> tuple[list[str], list[EnvVar]] | None:
+    """The exec-form ``ENTRYPOINT`` words of the image a Dockerfile builds (its last stage, or the
+    stage named ``target``), and that stage's ``ENV``: what runs with the arguments a compose
+    ``command:`` (or ``docker run IMAGE ARGS``) gives the image. None when the stage has no
+    ENTRYPOINT, a shell-form one (Docker then ignores the arguments), or the text is no Dockerfile."""
+    escape, instructions, _problems = parse(text)
+    stages: list[_Stage] = []
+    global_args: dict[str, EnvVar] = {}
+    for ins in instructions:
+        kw = ins.keyword
+        if kw == "FROM":
+            stages.append(_from_instruction(ins, escape, stages, global_args))
+        elif not stages:
+            if kw == "ARG":
+                for env in arg_vars(ins, escape, [], {}):
+                    global_args[env.name.value] = env
+        elif kw == "ENV":
+            stages[-1].env.extend(env_vars(ins, escape, []))
+        elif kw == "ENTRYPOINT":
+            stages[-1].entrypoint = _form(ins, escape)
+    if target is not None:
+        named = [s for s in stages if s.name is not None and s.name == target.lower()]
+        stage = named[-1] if named else None
+    else:
+        stage = stages[-1] if stages else None
+    if stage is None or stage.entrypoint is None or stage.entrypoint.words is None:
+        return None
+    return [w.value for w in stage.entrypoint.words], list(stage.env)

@@ -109,6 +109,10 @@ class _Walker:
         # with syntax.ynodes' classes is a Python-level check
         kind = node.id
         if kind != "scalar" and not self._may_launch(node):
+            if kind == "mapping" and self.ctx.surface is Surface.COMPOSE:
+                # a service built here whose image's ENTRYPOINT is the launch: its own text
+                # (`build: .`, `command: --tp 2`) need not name sglang
+                self._built_service(cast(MappingNode, node), env, 0)
             return
         if kind == "mapping":
             self._mapping(cast(MappingNode, node), env)
@@ -229,6 +233,8 @@ class _Walker:
             return set()
         words.extend(self._hidden_words(by_key))
         found = launches_from_words(words, self.ctx, env)
+        if not found and self.ctx.surface is Surface.COMPOSE and "entrypoint" not in by_key:
+            found = self._built_launches(by_key, words, env)
         if not found:
             return set()
         image = self._image(by_key)
@@ -239,6 +245,37 @@ class _Walker:
             found = [replace(f, doubt=doubt) for f in found]
         self.launches.extend(found)
         return used
+
+    def _built_service(self, node: MappingNode, env: tuple[EnvVar, ...], depth: int) -> None:
+        """A compose service that does not name sglang itself: read only when it is built here
+        (``build:``) and gives its image arguments (``command:``). Looked for down to the
+        services (root -> ``services`` -> service), as the file's text need not name sglang."""
+        keys = {k.value for k, _ in node.value if k.id == "scalar"}
+        if "build" in keys and "command" in keys and "entrypoint" not in keys:
+            self._mapping(node, env)
+            return
+        if depth < 2:
+            for _key, value in node.value:
+                if value.id == "mapping" and id(value) not in self.seen:  # (an alias: read once)
+                    self.seen.add(id(value))
+                    self._built_service(cast(MappingNode, value), env, depth + 1)
+
+    def _built_launches(self, by_key: dict[str, Node], words: list[Word], env: tuple[EnvVar, ...]) -> list[LaunchCommand]:
+        """A compose service whose image is built from a Dockerfile (``build:``) with an exec-form
+        ``ENTRYPOINT`` that launches sglang: compose appends ``command:`` to that ENTRYPOINT
+        (it replaces only ``CMD``), so the command's words are the launch's arguments. The
+        ENTRYPOINT's own words are placed on the ``build:`` value (they are written in the
+        Dockerfile: not exact, no fix edits them), as is the image's ``ENV``."""
+        built = _build_entrypoint(self.y, by_key.get("build"), self.ctx.path)
+        if built is None:
+            return []
+        values, image_env, at = built
+        lead = [_placed_word(v, at) for v in values]
+        moved = tuple(EnvVar(Located(e.name.value, at), None if e.value is None else Located(e.value.value, at)) for e in image_env)
+        found = launches_from_words(lead + words, self.ctx, moved + env)
+        # a launch whose words are all the ENTRYPOINT's (the command named no argument) is the
+        # Dockerfile's own, read there
+        return [f for f in found if any(t.exact or t.span != at for t in f.argv)]
 
     def _hidden_words(self, by_key: dict[str, Node]) -> list[Word]:
         """A template action that renders text inside ``command``/``args`` (``{{ toYaml
@@ -363,3 +400,49 @@ def _operator_words(cmd: LaunchCommand, kind: str) -> LaunchCommand:
     end = cmd.span.end
     word = Token(f"${{{kind}_OPERATOR_ARGS}}", Span(end, end), exact=False)
     return replace(cmd, argv=cmd.argv + (word,))
+
+
+# A Dockerfile named by a compose ``build:`` is read from disk only when it is this small (the
+# largest real-world Dockerfiles are ~40 KB); a bigger or unreadable one gives no launch.
+_MAX_DOCKERFILE = 1 << 20
+
+
+def _placed_word(value: str, at: Span) -> Word:
+    """A word written elsewhere (a Dockerfile's ENTRYPOINT), placed at ``at`` and not exact."""
+    chars = MappedSource(value, [at.start] * len(value), [at.end] * len(value), at.end)
+    return Word(Token(value, at, exact=False), chars)
+
+
+def _build_entrypoint(y: YamlText, node: Node | None, compose: Path) -> tuple[list[str], list[EnvVar], Span] | None:
+    """The exec-form ENTRYPOINT (and ENV) of the image a compose ``build:`` makes, with the span
+    of the ``build:`` value it is placed on; None when it cannot be known from files here."""
+    from kimi_lsp.surfaces.dockerfile import image_entrypoint  # only a built service needs it
+
+    if isinstance(node, ScalarNode) and node.tag == STR_TAG:
+        fields: dict[str, ScalarNode] = {"context": node}
+    elif isinstance(node, MappingNode):
+        fields = {k.value: v for k, v in node.value if isinstance(k, ScalarNode) and isinstance(v, ScalarNode) and v.tag == STR_TAG}
+    else:
+        return None
+    context = fields.get("context")
+    at_node = fields.get("dockerfile_inline") or fields.get("dockerfile") or context or node
+    target = fields["target"].value if "target" in fields else None
+    inline = fields.get("dockerfile_inline")
+    if inline is not None:
+        text = inline.value
+    else:
+        ctx_dir = context.value.strip() if context is not None else "."
+        name = fields["dockerfile"].value.strip() if "dockerfile" in fields else "Dockerfile"
+        if "$" in ctx_dir + name or "://" in ctx_dir or ctx_dir.startswith("git@") or not name:
+            return None  # a variable, or a remote context: not a file here
+        file = compose.parent / ctx_dir / name
+        try:
+            if not file.is_file() or file.stat().st_size > _MAX_DOCKERFILE:
+                return None
+            text = file.read_text("utf-8")
+        except (OSError, UnicodeDecodeError, ValueError):
+            return None
+    found = image_entrypoint(text, target)
+    if found is None:
+        return None
+    return found[0], found[1], y.span(at_node)
