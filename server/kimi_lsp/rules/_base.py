@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from typing import TypeVar
 
     from kimi_lsp.config import Settings
-    from kimi_lsp.launch import ResolvedLaunch
+    from kimi_lsp.launch import ArgUse, ResolvedLaunch
     from kimi_lsp.pins.discovery import Governing
     from kimi_lsp.workspace import SourceText, Workspace
 
@@ -72,8 +72,9 @@ def rule(
     whole_launch: bool = False,
 ) -> Callable[[Callable[..., Iterator[Violation]]], Rule]:
     """Register a rule. ``whole_launch``: the check reads arguments together (cross-argument
-    and override checks), so it is skipped when argparse stopped at an earlier error, as sglang
-    does: the words after that error were never read."""
+    and override checks). When argparse exits at an ambiguous option or a missing or explicit
+    value, the check reads the launch without that word (what sglang checks once it is fixed),
+    and says nothing when it asks for an option the word may set (``_after_whole_parse``)."""
 
     def wrap(fn: Callable[..., Iterator[Violation]]) -> Rule:
         return Rule(code, name, severity, fn.__doc__ or "", fix, _after_whole_parse(fn) if whole_launch else fn)
@@ -82,8 +83,8 @@ def rule(
 
 
 def fatal_parse(launch: ResolvedLaunch) -> bool:
-    """argparse stopped early: flags after the failure were never read, so cross-argument
-    checks would see half a launch."""
+    """argparse exits at an ambiguous option or a missing or explicit value: sglang never gets
+    past parsing (the replay reads on without the word, ``launch.parse_words``)."""
     hit = launch.__dict__.get("_fatal_parse")
     if hit is None:  # asked by every whole-launch rule: once per launch
         from kimi_lsp.launch import ArgProblemKind
@@ -93,14 +94,73 @@ def fatal_parse(launch: ResolvedLaunch) -> bool:
     return bool(hit)
 
 
+def unsettled_dests(launch: ResolvedLaunch) -> frozenset[str] | None:
+    """The options whose value the words argparse exits at leave open: every option an ambiguous
+    prefix could expand to, the option written without its value or with one it takes none of.
+    None when the parse has no such word, or when one cannot be told (fail closed: the caller
+    then reads nothing of the launch)."""
+    if not fatal_parse(launch):
+        return None
+    got = launch.__dict__.get("_unsettled")
+    if got is None:
+        from kimi_lsp.launch import ArgProblemKind
+
+        dests: set[str] = set()
+        for p in launch.problems:
+            if p.kind is ArgProblemKind.AMBIGUOUS:
+                flags = [launch.schema.exact(c) for c in p.candidates]
+                if not flags or any(f is None for f in flags):
+                    dests.add(_ANY)
+                dests.update(f.dest for f in flags if f is not None)
+            elif p.kind in (ArgProblemKind.MISSING_VALUE, ArgProblemKind.EXPLICIT_VALUE):
+                dests.add(p.flag.dest if p.flag is not None else _ANY)
+        got = launch.__dict__["_unsettled"] = frozenset(dests)
+    return got
+
+
+_ANY = "\0any"  # an unsettled word whose options are unknown: every read depends on it
+
+
 def _after_whole_parse(fn: Callable[..., Iterator[Violation]]) -> Callable[..., Iterator[Violation]]:
     def check(ctx: LaunchContext) -> Iterator[Violation]:
-        if fatal_parse(ctx.launch):
+        unsettled = unsettled_dests(ctx.launch)
+        if unsettled is None:
+            return fn(ctx)
+        if _ANY in unsettled:
             return iter(())
-        return fn(ctx)
+        return iter(_unless_it_reads(fn, ctx, unsettled))
 
     check.__doc__ = fn.__doc__
     return check
+
+
+def _unless_it_reads(fn: Callable[..., Iterator[Violation]], ctx: LaunchContext,
+                     unsettled: frozenset[str]) -> list[Violation]:
+    """``fn``'s violations on the launch read past the words argparse exits at, or none when it
+    asked for an option one of them may set: its answer would depend on that word. The rule
+    runs on a view of the launch that notes each option asked for, with a memo of its own (a
+    value another rule memoised would hide the reads that made it)."""
+    reads: set[str] = set()
+    view = _reading_view(ctx.launch, reads)
+    own = LaunchContext(view, ctx.workspace, ctx.settings, ctx.source, _governing_fn=lambda: ctx.governing,
+                        cache={_VETTING: True} if is_vetting(ctx) else {}, beyond_schema=ctx.beyond_schema)
+    found = list(fn(own))
+    return [] if reads & unsettled else found
+
+
+def _reading_view(launch: ResolvedLaunch, reads: set[str]) -> ResolvedLaunch:
+    """The same launch, noting in ``reads`` each option a rule asks for (every question about an
+    option goes through ``ResolvedLaunch.last``: ``value`` and ``is_set`` ask it too)."""
+    from kimi_lsp.launch import ResolvedLaunch as _Launch
+
+    class _Reading(_Launch):
+        def last(self, dest: str) -> ArgUse | None:
+            reads.add(dest)
+            return super().last(dest)
+
+    view = object.__new__(_Reading)
+    view.__dict__.update(launch.__dict__)  # the record's fields (frozen: set past __setattr__)
+    return view
 
 
 _VETTING = "_vetting"  # LaunchContext.cache key: this context is a vetting re-lint (rules/_vet.py)

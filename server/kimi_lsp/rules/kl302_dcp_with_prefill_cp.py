@@ -7,7 +7,7 @@ from kimi_lsp.rules import _args
 from kimi_lsp.rules._base import LaunchContext, Violation, rule
 
 
-@rule(code="KL302", name="dcp-with-prefill-cp", severity=Severity.ERROR)
+@rule(code="KL302", name="dcp-with-prefill-cp", severity=Severity.ERROR, whole_launch=True)
 def check(ctx: LaunchContext) -> Iterator[Violation]:
     """Decode context parallelism combined with prefill context parallelism.
 
@@ -30,7 +30,7 @@ def check(ctx: LaunchContext) -> Iterator[Violation]:
     ```
     """
     launch = ctx.launch
-    if _args.fatal_parse(launch) or not _args.release_at_least(launch, "0.5.22"):
+    if not _args.release_at_least(launch, "0.5.22"):
         return  # sglang's parallel_hook refuses the pair from 0.5.22 (read in the wheels)
     n, dcp_use = _args.dcp(launch)
     cp = _args.flag_on(launch, "enable_prefill_cp")

@@ -8,7 +8,7 @@ from kimi_lsp.rules import _args, _kimi
 from kimi_lsp.rules._base import LaunchContext, Violation, rule
 
 
-@rule(code="KL325", name="mla-backend-gpu", severity=Severity.ERROR)
+@rule(code="KL325", name="mla-backend-gpu", severity=Severity.ERROR, whole_launch=True)
 def check(ctx: LaunchContext) -> Iterator[Violation]:
     """An MLA attention backend that the project's target GPU cannot run (needs `target-gpu`).
 
@@ -37,7 +37,7 @@ def check(ctx: LaunchContext) -> Iterator[Violation]:
     """
     sm = ctx.settings.target_sm
     launch = ctx.launch
-    if sm is None or _args.fatal_parse(launch):
+    if sm is None:
         return
     gpu = f"{ctx.settings.target_gpu} (SM{sm})"
     prefill, decode = _args.attention_backends(launch)

@@ -14,7 +14,8 @@ SKIP_ENV = "SGLANG_SKIP_SGL_KERNEL_VERSION_CHECK"
 _FAR_FUTURE = Version("99999")
 
 
-@rule(code="KL327", name="flashinfer-below-minimum", severity=Severity.ERROR, fix=FixAvailability.SOMETIMES)
+@rule(code="KL327", name="flashinfer-below-minimum", severity=Severity.ERROR, fix=FixAvailability.SOMETIMES,
+      whole_launch=True)
 def check(ctx: LaunchContext) -> Iterator[Violation]:
     """A launch on a flashinfer attention backend whose flashinfer-python is older than the
     version sglang asserts at start-up.
@@ -49,7 +50,7 @@ def check(ctx: LaunchContext) -> Iterator[Violation]:
     and the re-lock command named), as for KL101.
     """
     launch = ctx.launch
-    if _args.fatal_parse(launch) or _args.env_set(launch, SKIP_ENV):
+    if _args.env_set(launch, SKIP_ENV):
         return
     trigger = _trigger(ctx)
     if trigger is None:
