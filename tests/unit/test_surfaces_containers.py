@@ -85,3 +85,32 @@ def test_docker_run_official_image_with_only_flags_is_no_launch() -> None:
     for image in ("lmsysorg/sglang:v0.5.9-cu129", "lmsysorg/sglang-router:v0.2.4", "lmsysorg/sgl-model-gateway:v0.3.0"):
         text = f"docker run --gpus all {image} --model-path Qwen/Qwen3-8B --tp 2\n"
         assert find_launches(text, P, Surface.SHELL) == []
+
+
+def test_docker_run_of_an_image_built_in_the_same_script(tmp_path: Path) -> None:
+    # `docker build -t TAG` earlier in the text names TAG's Dockerfile; its exec-form ENTRYPOINT
+    # runs with the words after the image. Where the script runs decides the file: a doubt.
+    (tmp_path / "srv").mkdir()
+    (tmp_path / "srv" / "Dockerfile").write_text(
+        "FROM lmsysorg/sglang:v0.5.9 AS shell\nENTRYPOINT python3 -m sglang.launch_server\n"
+        'FROM lmsysorg/sglang:v0.5.9\nENV SGLANG_X=1\nENTRYPOINT ["python3", "-m", "sglang.launch_server"]\n'
+    )
+    text = (
+        "docker run img --tp 2\n"  # before the build: not known yet
+        "docker build --no-cache -t img -t team/img:1 -f srv/Dockerfile srv\n"
+        "docker run --rm -e A=1 img:latest --model-path m --tp 2\n"
+        "docker run team/img:1 --model-path m\n"
+        "docker run img\n"  # the image's own CMD: read in the Dockerfile
+        "docker run other --model-path m\n"
+        "docker build --target shell -t sh-img srv\n"
+        "docker run sh-img --model-path m\n"  # shell-form ENTRYPOINT ignores the words
+        "docker build --frobnicate -t odd srv\n"
+        "docker run odd --model-path m\n"  # a build option we cannot read: its tag is unknown
+    )
+    a, b = find_launches(text, tmp_path / "run.sh", Surface.SHELL)
+    assert a.program.value == "python3 -m sglang.launch_server" and cut(text, a.program.span).startswith("img:latest")
+    assert [(t.value, t.exact) for t in a.argv] == [("--model-path", True), ("m", True), ("--tp", True), ("2", True)]
+    assert [e.name.value for e in a.env] == ["SGLANG_X", "A"]
+    assert a.doubt is not None and "srv/Dockerfile" in a.doubt
+    assert a.image is not None and a.image.value == "img:latest"
+    assert [t.value for t in b.argv] == ["--model-path", "m"]

@@ -344,9 +344,12 @@ def _docker_launches(
     j = _docker_options(words, i + 1, _DOCKER_GLOBAL_VALUES, _DOCKER_GLOBAL_FLAGS, [])
     if j is None or j >= n:
         return []
-    if words[j].value == "container" and j + 1 < n:
+    if words[j].value in ("container", "image", "buildx") and j + 1 < n:
         j += 1
     sub = words[j].value
+    if sub == "build":
+        _note_build(words, j + 1, ctx)
+        return []
     if sub not in ("run", "exec"):
         return []
     values, flags = (_DOCKER_RUN_VALUES, _DOCKER_RUN_FLAGS) if sub == "run" else (_DOCKER_EXEC_VALUES, _DOCKER_EXEC_FLAGS)
@@ -380,9 +383,105 @@ def _docker_launches(
     # the script's own `pip install` lines change the host, not the container
     ctx.own_pins = False
     try:
-        return launches_from_words(command, ctx, run_env, head)
+        launches = launches_from_words(command, ctx, run_env, head)
+        if not launches and sub == "run":
+            launches = _built_image_launches(target, command, ctx, run_env, head)
+        return launches
     finally:
         ctx.image, ctx.own_pins = saved
+
+
+# docker build / buildx build (`docker build --help`): options that take a value, and the boolean
+# ones; an option in neither leaves the build unread (its tag is then unknown: no launch).
+_DOCKER_BUILD_VALUES = _opts(
+    "--add-host", "--allow", "--annotation", "--attest", "--build-arg", "--build-context", "--builder",
+    "--cache-from", "--cache-to", "--call", "--cgroup-parent", "--cpu-period", "--cpu-quota", "-c",
+    "--cpu-shares", "--cpuset-cpus", "--cpuset-mems", "-f", "--file", "--iidfile", "--isolation",
+    "--label", "-m", "--memory", "--memory-swap", "--metadata-file", "--network", "-o", "--output",
+    "--platform", "--progress", "--provenance", "--sbom", "--secret", "--security-opt", "--shm-size",
+    "--ssh", "-t", "--tag", "--target", "--ulimit",
+)
+_DOCKER_BUILD_FLAGS = _opts(
+    "--check", "--compress", "--disable-content-trust", "--force-rm", "--load", "--no-cache", "--pull",
+    "--push", "-q", "--quiet", "--rm", "--squash",
+)
+_BUILT_DOUBT = (
+    "kimi-lsp only guesses this is the launch: `{image}` is built by `docker build` in this file from "
+    "{dockerfile}, whose ENTRYPOINT runs the server with these words (the directory the commands run "
+    "in decides which Dockerfile that is)"
+)
+
+
+@dataclass(frozen=True)
+class _Build:
+    """``docker build -t TAG [-f FILE] [--target STAGE] CONTEXT`` seen earlier in the same text."""
+
+    dockerfile: Path
+    target: str | None
+
+
+def _image_ref(name: str) -> str:
+    """``name`` as docker resolves it: an untagged, undigested name means ``:latest``."""
+    last = name.rsplit("/", 1)[-1]
+    return name if ":" in last or "@" in name else name + ":latest"
+
+
+def _note_build(words: Sequence[Word], j: int, ctx: LaunchContext) -> None:
+    """Remember which Dockerfile each tag of a ``docker build`` comes from (``ctx.built``)."""
+    options: list[tuple[str, Word]] = []
+    k = _docker_options(words, j, _DOCKER_BUILD_VALUES, _DOCKER_BUILD_FLAGS, options)
+    if k is None or k + 1 != len(words):
+        return  # an option we cannot read, no context, or more words than one context
+    context = words[k].value
+    values: dict[str, list[str]] = {}
+    for option, word in options:
+        value = word.value
+        if value.startswith(option + "=") or (len(option) == 2 and value.startswith(option) and value != option):
+            value = value[len(option) + (1 if value.startswith(option + "=") else 0) :]
+        values.setdefault(option, []).append(value)
+    tags = values.get("-t", []) + values.get("--tag", [])
+    files = values.get("-f", []) + values.get("--file", [])
+    targets = values.get("--target", [])
+    if not tags or len(files) > 1 or len(targets) > 1 or context == "-" or "://" in context or context.startswith("git@"):
+        return
+    name = files[0] if files else os.path.join(context, "Dockerfile")
+    if name == "-" or "$" in name:
+        return
+    for tag in tags:
+        ctx.built[_image_ref(tag)] = _Build(Path(os.path.normpath(ctx.base_dir / name)), targets[0] if targets else None)
+
+
+def _built_image_launches(
+    target: Word, command: Sequence[Word], ctx: LaunchContext, env: list[EnvVar], head: int | None
+) -> list[LaunchCommand]:
+    """``docker run IMAGE WORDS...`` where the same text built IMAGE from a Dockerfile here whose
+    exec-form ENTRYPOINT is a launch: the words are that launch's arguments. The ENTRYPOINT's
+    words sit on the image word, not exact; the link is a guess (where the commands run decides
+    the Dockerfile), so the launch carries a doubt."""
+    build = ctx.built.get(_image_ref(target.value))
+    if build is None or not command:
+        return []
+    from kimi_lsp.surfaces.dockerfile import image_entrypoint  # (dockerfile imports this module)
+
+    try:
+        if not build.dockerfile.is_file() or build.dockerfile.stat().st_size > _MAX_DOCKERFILE:
+            return []
+        text = build.dockerfile.read_text("utf-8")
+    except (OSError, UnicodeDecodeError, ValueError):
+        return []
+    found = image_entrypoint(text, build.target)
+    if found is None:
+        return []
+    at = target.token.span
+    lead = [Word(Token(v, at, False), MappedSource(v, [at.start] * len(v), [at.end] * len(v), at.end)) for v in found[0]]
+    image_env = [EnvVar(Located(e.name.value, at), None if e.value is None else Located(e.value.value, at)) for e in found[1]]
+    launches = launches_from_words(lead + list(command), ctx, image_env + env, head)
+    shown = os.path.relpath(build.dockerfile, ctx.path.parent)
+    doubt = _BUILT_DOUBT.format(image=target.value, dockerfile=shown)
+    return [replace(lc, doubt=lc.doubt or doubt) for lc in launches if any(t.span != at for t in lc.argv)]
+
+
+_MAX_DOCKERFILE = 1 << 20  # a Dockerfile named by a build is read only when this small
 
 
 # NVIDIA Dynamo's sglang worker (components/src/dynamo/sglang/args.py): Dynamo's own parser takes
@@ -467,6 +566,7 @@ class LaunchContext:
     problems: list[SyntaxProblem] = field(default_factory=list)
     depth: int = 0
     image: Located[str] | None = None  # the container image the launches run in (FROM, docker run)
+    built: dict[str, _Build] = field(default_factory=dict)  # `docker build -t TAG`: TAG's Dockerfile
 
 
 
