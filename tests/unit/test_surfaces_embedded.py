@@ -396,3 +396,30 @@ services:
     assert [(e.name.value, raw(text, e.name.span)) for e in a.env] == [("SGLANG_X", ".")]
     assert b.entry is Entry.SERVE and [t.value for t in b.argv] == ["--model-path", "m"]
     assert raw(text, b.program.span).startswith("Dockerfile.multi")
+
+
+def test_official_images_given_only_arguments_run_no_server_launch() -> None:
+    # No lmsysorg/sglang image sets an ENTRYPOINT (the CUDA base image's entry point runs its
+    # arguments as a command), and the router images' ENTRYPOINT is the router: a container
+    # with only `args:` (Kubernetes) or only `command:` (compose) runs no server launch.
+    k8s = """\
+apiVersion: v1
+kind: Pod
+metadata: {name: sglang}
+spec:
+  containers:
+    - name: server
+      image: lmsysorg/sglang:v0.5.9-cu129
+      args: ["--model-path", "Qwen/Qwen3-8B", "--tp", "2"]
+    - name: router
+      image: lmsysorg/sglang-router:v0.2.4
+      args: ["--worker-urls", "http://server:30000"]
+"""
+    compose = """\
+services:
+  sglang:
+    image: lmsysorg/sglang:v0.5.9-cu129
+    command: --model-path Qwen/Qwen3-8B --tp 2
+"""
+    assert read(k8s).launches == ()
+    assert read(compose, "compose.yaml").launches == ()
