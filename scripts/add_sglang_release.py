@@ -9,8 +9,9 @@ shipped release has all of them:
 
 1. its argparse schema into the store (``extract_sglang_schema.py --add``: sglang-schemas.tsv and
    the extractor digests the tests compare it with);
-2. its launch checks outside argparse's table (``build_launch_checks.py``: parse-time errors,
-   ``sglang serve``'s model lookup, and its diffusion server's options);
+2. its launch checks outside argparse's table (``build_launch_checks.py``: parse-time errors and
+   ``sglang serve``'s model lookup), and the schema and model registry of the diffusion server
+   ``sglang serve`` hands a diffusion model to (``extract_diffusion_schema.py``: sglang_diffusion.json);
 3. its build date (``sglang_release_dates.json``: the newest timestamp among the wheel's entries);
 4. its row of the release table (``sglang_releases.json``: the kernel pins of its METADATA and
    where its Kimi-K3 DCP check lives; KL329 and the flashinfer rules read it);
@@ -37,6 +38,7 @@ sys.path.insert(0, str(REPO / "server"))
 sys.path.insert(0, str(REPO / "scripts"))
 
 import build_launch_checks  # noqa: E402  (the path is set up just above)
+import extract_diffusion_schema  # noqa: E402
 import build_release_dates  # noqa: E402
 import build_retired_flags  # noqa: E402
 import build_sglang_table  # noqa: E402
@@ -144,6 +146,7 @@ def main(argv: list[str] | None = None) -> int:
     steps = (
         ("schema", lambda: extract_sglang_schema.main(["--add", version, "--wheel", str(wheel)])),
         ("launch checks", lambda: build_launch_checks.main([version, "--wheel", str(wheel)])),
+        ("diffusion schema", lambda: extract_diffusion_schema.main([version, "--wheel", str(wheel)])),
         ("release date", lambda: add_date(version, wheel)),
         ("release table row", lambda: add_table_row(version, wheel)),
         ("retired flags", lambda: update_retired(version, wheel)),

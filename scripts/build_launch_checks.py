@@ -17,9 +17,9 @@ store ships (or, with VERSIONs, those releases added to what the file already ho
   ``model_options`` (the words it looks for: ``--model-path`` from 0.5.5, ``--model`` too from
   0.5.11), ``positional`` (a bare first word is the model: 0.5.16 on) and ``model_type`` (``--model-type``
   is taken off the command line first: 0.5.10 on).
-* ``diffusion_options`` (in ``sglang_diffusion_options.json``): the options of the parser ``sglang
-  serve`` hands a diffusion model to (sglang.multimodal_gen), so that a launch using them is
-  recognised as one.
+
+The diffusion server ``sglang serve`` hands a diffusion model to has a schema of its own:
+``scripts/extract_diffusion_schema.py`` (``sglang_diffusion.json``).
 
 Wheels come from ``scripts/extract_sglang_schema.py``'s cache (``pip download --no-deps`` when
 missing); nothing of sglang is imported.
@@ -40,7 +40,6 @@ sys.path.insert(0, str(REPO / "scripts"))
 from extract_sglang_schema import Wheel, collect_fields, fetch_wheel, manual_records  # noqa: E402
 
 OUT = REPO / "server" / "kimi_lsp" / "knowledge" / "data" / "sglang_launch_checks.json"
-DIFFUSION_OUT = OUT.with_name("sglang_diffusion_options.json")
 ACTION_MODULES = ("sglang/srt/arg_groups/argparse_actions.py", "sglang/srt/server_args.py")
 
 
@@ -122,51 +121,24 @@ def shipped() -> list[str]:
         return list(json.loads(f.readline().split("\t", 1)[1])["versions"])
 
 
-def diffusion_options(wheel: Wheel) -> list[str]:
-    """The option strings of ``sglang serve``'s diffusion parser (``add_multimodal_gen_serve_args``:
-    multimodal_gen's ServerArgs and pipeline configs), from every ``add_argument`` call there."""
-    opts: set[str] = set()
-    for name in sorted(wheel.names):
-        if not (name.startswith("sglang/multimodal_gen/") and name.endswith(".py")
-                and ("server_args" in name or "entrypoints/cli" in name or "/configs/" in name)):
-            continue
-        for node in ast.walk(ast.parse(wheel.source(name))):
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "add_argument":
-                opts.update(a.value for a in node.args
-                            if isinstance(a, ast.Constant) and isinstance(a.value, str) and a.value.startswith("--"))
-    return sorted(opts)
-
-
 def release_checks(version: str, wheel_path: Path | None = None) -> dict[str, Any]:
     wheel = Wheel(wheel_path or fetch_wheel(version))
-    return {"parse_errors": parse_errors(wheel), "serve": serve_model(wheel), "diffusion_options": diffusion_options(wheel)}
-
-
-def _split(releases: dict[str, dict[str, Any]]) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The launch checks, and the diffusion options apart: only a `sglang serve` launch reads
-    those (~14,000 strings), so that every other run does not load them."""
-    checks = {v: {k: e[k] for k in ("parse_errors", "serve")} for v, e in releases.items()}
-    diffusion = {v: e["diffusion_options"] for v, e in releases.items()}
-    return checks, diffusion
+    return {"parse_errors": parse_errors(wheel), "serve": serve_model(wheel)}
 
 
 def write(releases: dict[str, dict[str, Any]]) -> None:
     from kimi_lsp.knowledge.schema import _version_key
 
-    ordered = {v: releases[v] for v in sorted(releases, key=_version_key)}
-    checks, diffusion = _split(ordered)
+    checks = {v: {k: releases[v][k] for k in ("parse_errors", "serve")} for v in sorted(releases, key=_version_key)}
     OUT.write_text(json.dumps({"format": 1, "releases": checks}, indent=1, sort_keys=True) + "\n", "utf-8")
-    DIFFUSION_OUT.write_text(json.dumps({"format": 1, "releases": diffusion}, separators=(",", ":"), sort_keys=True)
-                             + "\n", "utf-8")
 
 
 def read() -> dict[str, dict[str, Any]]:
-    """What the two files hold, joined back per release."""
+    """What the file holds, per release."""
     if not OUT.exists():
         return {}
-    checks = json.loads(OUT.read_text("utf-8"))["releases"]
-    diffusion = json.loads(DIFFUSION_OUT.read_text("utf-8"))["releases"] if DIFFUSION_OUT.exists() else {}
-    return {v: {**e, "diffusion_options": diffusion.get(v, [])} for v, e in checks.items()}
+    checks: dict[str, dict[str, Any]] = json.loads(OUT.read_text("utf-8"))["releases"]
+    return checks
 
 
 def main(argv: list[str] | None = None) -> int:

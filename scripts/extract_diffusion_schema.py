@@ -81,9 +81,17 @@ class DWheel(Wheel):
             return fn(left, right)
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "choices" \
                 and not node.args:
-            base = self.eval(node.func.value, mod, scope)  # `Backend.choices()`: [m.value for m in cls]
+            base = self.eval(node.func.value, mod, scope)  # `Backend.choices()`: its `return`, cls bound
             if isinstance(base, Ref) and base.kind == "class":
-                return [m.value for m in self.enum_members(base)]
+                found = _function(self, base, "choices")
+                if found is None:
+                    raise Unresolvable("choices() not found")
+                fmod, fn = found
+                rets = [n for n in fn.body if isinstance(n, ast.Return) and n.value is not None]
+                params = [*fn.args.posonlyargs, *fn.args.args]
+                if len(rets) != 1 or len(params) != 1:
+                    raise Unresolvable("choices() not a single return")
+                return self.eval(rets[0].value, fmod, {params[0].arg: base})  # type: ignore[arg-type]
         return super().eval(node, mod, scope)
 
     def enum_members(self, ref: Ref) -> list[Any]:

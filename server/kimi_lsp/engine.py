@@ -460,8 +460,12 @@ class Engine:
         for r in self._enabled_rules(settings):
             if dependent_only and (not _release_dependent(r.code) or (only is not None and r.code not in only)):
                 continue
+            if launch.diffusion and r.code not in _DIFFUSION_RULES:
+                continue  # the diffusion server's own arguments: the LLM server's rules do not apply
             try:
                 for v in r.check(ctx):
+                    if launch.diffusion_doubt is not None:
+                        v = _doubted(v, launch.diffusion_doubt)
                     out.append(self._to_diag(r, v))
             except Exception:  # a bug in one rule must not take down the others (or the server)
                 import traceback
@@ -916,6 +920,20 @@ def _with_severity(d: Diagnostic, sev: Severity) -> Diagnostic:
 
 
 # -- for `kimi-lsp verify` ---------------------------------------------------------------
+
+
+# what is checked of a `sglang serve` launch of a diffusion model (its parser's errors)
+_DIFFUSION_RULES = frozenset({"KL201", "KL202", "KL203", "KL216"})
+
+
+def _doubted(v: Violation, doubt: str) -> Violation:
+    """A finding on a launch only probably of a diffusion model: at most a warning, and why."""
+    sev = v.severity
+    if sev is None or sev is Severity.ERROR:
+        sev = Severity.WARNING
+    message = (f"{v.message} (if sglang serves it with its diffusion server: {doubt}, which sglang decides"
+               " from the model's files)")
+    return Violation(v.location, message, v.fixes, v.related, sev, v.data)
 
 
 def launch_settings(path: Path, workspace: Workspace | None = None) -> list[dict[str, object]]:

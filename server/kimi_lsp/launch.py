@@ -578,9 +578,10 @@ def cli_words(command: LaunchCommand, schema: Schema | None = None) -> tuple[lis
     return argv, model, problems
 
 
-def resolve(command: LaunchCommand, schema: Schema, config: ConfigFile | None) -> ResolvedLaunch:
+def resolve(command: LaunchCommand, schema: Schema, config: ConfigFile | None, *, llm: bool = False) -> ResolvedLaunch:
     """Merge ``config`` (the file's own entries for a config file, else the loaded ``--config``)
-    with the command line and replay argparse."""
+    with the command line and replay argparse. A ``sglang serve`` launch of a diffusion model is
+    replayed on the release's diffusion server instead (``llm``: never)."""
     env = {v.name.value: v for v in command.env}
     problems: list[ArgProblem] = []
     words: list[tuple[Token, Origin, ConfigEntry | None]] = []
@@ -597,10 +598,16 @@ def resolve(command: LaunchCommand, schema: Schema, config: ConfigFile | None) -
         uses, parse_problems = parse_words(schema, words)
         problems.extend(parse_problems)
         return ResolvedLaunch(command=command, schema=schema, uses=tuple(uses), problems=tuple(problems), env=env)
-    if command.entry is Entry.SERVE:
+    if command.entry is Entry.SERVE and not llm:
         found, doubt = diffusion_launch(command, schema)
         if found:
-            return _resolve_diffusion(command, schema, env, doubt)
+            launch = _resolve_diffusion(command, schema, env, doubt)
+            if doubt is not None and launch.problems and not resolve(command, schema, config, llm=True).problems:
+                # only probably a diffusion model's, and all sglang's LLM server takes: either
+                # may serve it, so neither parser's complaint is one sglang is sure to make
+                return ResolvedLaunch(command=command, schema=launch.schema, uses=(), problems=(), env=env,
+                                      model_path=launch.model_path, diffusion=True, diffusion_doubt=doubt)
+            return launch
     cfg = command.config if command.entry is Entry.CONFIG_FILE else config
     if command.entry is not Entry.CONFIG_FILE and not schema.config_merger:
         cfg = None  # a release without `--config` never reads the file (KL201 reports the option)

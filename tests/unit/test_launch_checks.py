@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from kimi_lsp.engine import Engine
-from kimi_lsp.knowledge import launch_checks
+from kimi_lsp.knowledge import diffusion, launch_checks
 from kimi_lsp.knowledge.schema import DATA_DIR, load_schema_exact, shipped_versions
 from kimi_lsp.launch import ArgProblemKind, Origin, parse_words
 from kimi_lsp.surfaces.model import Token
@@ -47,8 +47,8 @@ def _newest() -> str:
 def test_every_shipped_release_has_its_launch_checks_date_table_row_and_retired_flags_reading() -> None:
     shipped = shipped_versions()
     assert set(launch_checks.shipped()) == set(shipped)
-    with open(Path(DATA_DIR) / "sglang_diffusion_options.json", encoding="utf-8") as f:
-        assert set(json.load(f)["releases"]) == set(shipped)
+    # the diffusion server of every release with `sglang serve` (scripts/extract_diffusion_schema.py)
+    assert set(diffusion.releases()) == {v for v in shipped if launch_checks.serve_model(v) is not None}
     with open(Path(DATA_DIR) / "sglang_release_dates.json", encoding="utf-8") as f:
         dates = json.load(f)
     assert set(dates) == set(shipped), set(shipped) ^ set(dates)
@@ -214,10 +214,12 @@ def test_help_ends_the_parse_before_unrecognized_words_are_reported() -> None:
 
 def test_diffusion_options_come_with_sglang_serve() -> None:
     for v in shipped_versions():
-        options = launch_checks.diffusion_options(v)
+        release = diffusion.diffusion_release(v)
         if launch_checks.serve_model(v) is None:
-            continue  # no `sglang serve` to hand a diffusion model on
-        assert "--num-gpus" in options, v
+            assert release is None, v  # no `sglang serve` to hand a diffusion model on
+            continue
+        assert release is not None and release.version == v
+        assert release.schema.exact("--num-gpus") is not None, v
 
 
 def test_a_diffusion_launch_is_recognised_by_its_options(tmp_path: Path) -> None:

@@ -4,9 +4,9 @@
 wheels: the options whose argparse action stops the launch at parse time (``DeprecatedAction``:
 ``ValueError(help)`` up to 0.5.7, ``parser.error(error_message)`` from 0.5.18), and how ``sglang
 serve`` finds the model before parsing (none before 0.5.5; ``--model-path`` only, then also
-``--model``, ``--model-type`` taken off, a bare first word), and the options of the diffusion
-server it hands a diffusion model to. A release the file does not hold
-(one newer than the data) gets the newest release's answers, as its schema does.
+``--model``, ``--model-type`` taken off, a bare first word). The diffusion server it hands a
+diffusion model to is knowledge/diffusion.py's. A release the file does not hold (one newer than
+the data) gets the newest release's answers, as its schema does.
 """
 from __future__ import annotations
 
@@ -74,22 +74,3 @@ def serve_model(version: str) -> ServeModel | None:
         return None
     s = entry["serve"]
     return ServeModel(tuple(s["model_options"]), bool(s["positional"]), bool(s["model_type"]))
-
-
-_DIFFUSION = os.path.join(os.path.dirname(_DATA), "sglang_diffusion_options.json")
-
-
-@cache
-def diffusion_options(version: str) -> frozenset[str]:
-    """The options of the diffusion server ``sglang serve`` of ``version`` hands a diffusion model
-    to (sglang.multimodal_gen); empty where the release has none or is not in the data. Kept in a
-    file of its own: only a ``sglang serve`` launch reads it."""
-    releases: dict[str, list[str]] = _compiled.load_json(_DIFFUSION)["releases"]
-    options = releases.get(version)
-    if options is None and releases:
-        from kimi_lsp.knowledge.schema import _version_key
-
-        newest = max(releases, key=_version_key)
-        if _version_key(version) > _version_key(newest):
-            options = releases[newest]
-    return frozenset(options or ())

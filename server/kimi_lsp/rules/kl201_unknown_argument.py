@@ -63,7 +63,8 @@ def check(ctx: LaunchContext) -> Iterator[Violation]:
     """
     launch = ctx.launch
     if launch.diffusion:
-        return  # sglang.multimodal_gen's parser reads it, and passes what it does not know on
+        yield from _diffusion(ctx)
+        return
     if launch.command.entry is Entry.SERVE and _no_serve(launch.schema.version):
         cmd = launch.command
         yield Violation(Location(cmd.path, cmd.program.span),
@@ -107,6 +108,34 @@ def check(ctx: LaunchContext) -> Iterator[Violation]:
                 v = Violation(v.location, f"{v.message} (sglang reports the ambiguous `{head}` first)", v.fixes,
                               v.related, v.severity, v.data)
             yield v
+
+
+def _diffusion(ctx: LaunchContext) -> Iterator[Violation]:
+    """`sglang serve` of a diffusion model: its parser (sglang.multimodal_gen, ``launch.schema``)
+    is sglang's own argparse too, so the same replay holds; its leftovers are what its
+    ``from_cli_args`` rejects (launch.py took the per-component options off)."""
+    launch = ctx.launch
+    version = launch.schema.version
+    for prob in launch.problems:
+        if not _args.is_literal(prob.token, prob.origin):
+            continue
+        head = prob.token.value.split("=", 1)[0]
+        where = _args.problem_location(launch, prob)
+        if prob.kind is ArgProblemKind.AMBIGUOUS:
+            yield Violation(where, f"Ambiguous option `{head}` of sglang {version}'s diffusion server could match"
+                                   f" {_list(prob.candidates)}")
+        elif prob.kind is ArgProblemKind.UNKNOWN:
+            guess = launch.schema.closest(head)
+            if ctx.beyond_schema and not _args.near_miss(head, guess):
+                continue  # may be an option added after the newest release kimi-lsp knows
+            guess = guess if _args.worth_a_hint(head, guess) else None
+            hint = f" (did you mean `{guess}`?)" if guess else ""
+            fixes = (Fix(f"Did you mean `{guess}`?", (), Applicability.DISPLAY_ONLY),) if guess else ()
+            yield Violation(where, f"Unknown option `{head}` of sglang {version}'s diffusion server"
+                                   f" (sglang.multimodal_gen, which serves this model): it exits with"
+                                   f" `unrecognized arguments`{hint}", fixes=fixes)
+        elif prob.kind is ArgProblemKind.EXTRA_VALUE and prob.token.value.startswith("-"):
+            continue  # (a negative number argparse read as a value: the option before it is reported)
 
 
 def _no_serve(version: str) -> bool:

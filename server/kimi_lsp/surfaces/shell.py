@@ -9,7 +9,6 @@ which commands are launches. ``launches_from_words`` recognises ``python -m sgla
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -606,18 +605,13 @@ def _make_launch(
     )
 
 
-# `sglang serve` hands a diffusion model to another server (multimodal_gen) with options of its
-# own: `--model-type diffusion`, or (the default, auto) a model sglang detects as one. Families
-# whose names say so; an LLM or VLM name (LLaVA-Video, StableLM) says nothing of the kind.
-_DIFFUSION_MODEL = _regex.compile(
-    r"diffusion|flux|qwen-image|z-image|hunyuan-?(?:video|image|dit)|wan2|mova-|sd3|sdxl|cogvideo|ltx-?video|mochi",
-    re.IGNORECASE,
-)
 _MODEL_FLAGS = ("--model-path", "--model")
 
 
 def _llm_serve(launch: LaunchCommand) -> list[LaunchCommand]:
-    """The ``sglang serve`` launch when it serves an LLM (sglang's server arguments apply), else none."""
+    """The ``sglang serve`` launch unless a plugin backend serves it (``--model-type X``: not sglang's
+    arguments). A diffusion model's launch is kept: launch.py checks it against the release's
+    diffusion server (``--model-type diffusion``, or a model sglang would detect as one)."""
     vals = [t.value for t in launch.argv]
     model_type = model = None
     for k, v in enumerate(vals):
@@ -634,10 +628,8 @@ def _llm_serve(launch: LaunchCommand) -> list[LaunchCommand]:
         model = vals[0]  # a bare first word is the model path
     if model_type == "auto":
         model_type = None  # what sglang does without the option
-    if model_type is not None and model_type != "llm":
-        return []  # diffusion, or a plugin backend: not sglang's server arguments
-    if model_type is None and model is not None and _DIFFUSION_MODEL.search(model):
-        return []
+    if model_type is not None and model_type not in ("llm", "diffusion"):
+        return []  # a plugin backend: not sglang's server arguments
     return [launch]
 
 
