@@ -414,12 +414,14 @@ class Engine:
         if newest_version in judged or release.beyond:
             return []
         newest = load_schema(newest_version)
+        judged_schemas = [load_schema(v) for v in judged]
+        # a `--config` file the launch's releases never read (0.4.x to 0.5.2 have no such
+        # option): today's release would read it, but what it says of the file is no staleness
         there = self._run_rules(cmd, src, settings, result, newest, governing, dependent_only=True,
-                                only=frozenset({"KL201"}))
+                                only=frozenset({"KL201"}), read_config=any(s.config_merger for s in judged_schemas))
         if not there:
             return []
         already = {_diag_key(d)[1:] for d in found}
-        judged_schemas = [load_schema(v) for v in judged]
         on = judged[0] if len(judged) == 1 else (f"{', '.join(judged[:-1])} and {judged[-1]}" if len(judged) <= 4
                                                  else f"{judged[0]} to {judged[-1]}")
         whose = "the release this launch runs" if schema is not None else "the releases this launch may run"
@@ -442,14 +444,15 @@ class Engine:
 
     def _run_rules(self, cmd: LaunchCommand, src: SourceText, settings: Settings, result: FileResult,
                    schema: Schema, governing: Callable[[], Governing], dependent_only: bool = False, beyond: bool = False,
-                   only: frozenset[str] | None = None) -> list[Diagnostic]:
+                   only: frozenset[str] | None = None, read_config: bool = True) -> list[Diagnostic]:
         """The enabled rules' diagnostics for ``cmd`` resolved against ``schema``. An agreement
         run (``dependent_only``: another candidate release) runs the release-dependent rules
-        only, and of those the ``only`` codes when given."""
+        only, and of those the ``only`` codes when given. ``read_config``: False when the
+        ``--config`` file is one the launch's own release never reads."""
         ws = self.workspace
         out: list[Diagnostic] = []
         config: ConfigFile | None = None
-        if cmd.entry in (Entry.LAUNCH_SERVER, Entry.SERVE):
+        if cmd.entry in (Entry.LAUNCH_SERVER, Entry.SERVE) and read_config:
             config, cfg_diags = self._load_config(cmd, schema, result)
             out.extend(cfg_diags)
         launch = resolve(cmd, schema, config)
@@ -491,7 +494,10 @@ class Engine:
         from kimi_lsp.launch import config_path_token
 
         tok, toks = config_path_token(cmd)
-        if tok is None:
+        if tok is None or not schema.config_merger:
+            # a release without `--config` (0.4.x to 0.5.2): argparse rejects the option and the
+            # file is never opened, so it is neither read here nor a dependency of the result
+            # (KL201 reports the option; the file stays a referenced config, never linted alone)
             return None, []
         path = resolve_config_path(tok.value, cmd, self.workspace.root, self.workspace.exists)
         if path is None or path.suffix.lower() not in (".yaml", ".yml") or not self.workspace.exists(path):
