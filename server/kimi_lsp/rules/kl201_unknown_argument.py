@@ -116,6 +116,7 @@ def _diffusion(ctx: LaunchContext) -> Iterator[Violation]:
     ``from_cli_args`` rejects (launch.py took the per-component options off)."""
     launch = ctx.launch
     version = launch.schema.version
+    yield from _accepted_uses(ctx)  # an abbreviated switch, a help option: argparse's own rules
     for prob in launch.problems:
         if not _args.is_literal(prob.token, prob.origin):
             continue
