@@ -678,6 +678,8 @@ def _serve_model(command: LaunchCommand, schema: Schema) -> tuple[str | None, st
         i += 1
     if model is None and rest and not rest[0].startswith("-") and (serve is None or serve.positional):
         model = rest[0]  # a bare first word is the model path
+    if serve is not None and not serve.model_type:
+        model_type = None  # before 0.5.10 `--model-type` selects nothing: the model decides
     return model_type, model
 
 
