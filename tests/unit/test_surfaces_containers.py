@@ -114,3 +114,19 @@ def test_docker_run_of_an_image_built_in_the_same_script(tmp_path: Path) -> None
     assert a.doubt is not None and "srv/Dockerfile" in a.doubt
     assert a.image is not None and a.image.value == "img:latest"
     assert [t.value for t in b.argv] == ["--model-path", "m"]
+
+
+def test_entry_point_script_handed_a_launch_is_a_guessed_launch() -> None:
+    # ENTRYPOINT ["/entrypoint.sh"] + CMD [launch]: the script usually ends with exec "$@"
+    text = (
+        "FROM lmsysorg/sglang:v0.5.9\n"
+        'ENTRYPOINT ["/opt/nvidia/nvidia_entrypoint.sh"]\n'
+        'CMD ["python3", "-m", "sglang.launch_server", "--model-path", "m"]\n'
+    )
+    (launch,) = read_dockerfile(Path("/project/Dockerfile"), text).launches
+    assert [t.value for t in launch.argv] == ["--model-path", "m"]
+    assert launch.doubt is not None and "nvidia_entrypoint.sh" in launch.doubt
+    # a shell or a program that is no entry-point script is not looked through
+    for ep in ('["/bin/sh"]', '["tail", "-f"]', '["/usr/bin/env"]'):
+        other = text.replace('["/opt/nvidia/nvidia_entrypoint.sh"]', ep)
+        assert all(lc.doubt is None for lc in read_dockerfile(Path("/project/Dockerfile"), other).launches)

@@ -23,6 +23,7 @@ from kimi_lsp.surfaces.shell import (
     LaunchContext,
     Source,
     Word,
+    entry_script_launches,
     launches_from_commands,
     launches_from_words,
     lex,
@@ -129,7 +130,7 @@ def _image_launches(stage: _Stage, ctx: LaunchContext, escape: str) -> list[Laun
             words.append(Word(Token("/bin/sh", at, False), FlatSource("/bin/sh", at.start)))
             words.append(Word(Token("-c", at, False), FlatSource("-c", at.start)))
             words.append(Word(Token(text, src.span(0, len(text)), True), src))
-        return launches_from_words(words, ctx, env)
+        return launches_from_words(words, ctx, env) or entry_script_launches(words, ctx, env)
     if cmd is not None:
         return _form_launches(cmd, ctx, escape, env)
     return []

@@ -51,7 +51,7 @@ __all__ = [
     "Command", "FlatSource", "LaunchContext", "MappedSource", "SimpleCommand", "Source", "Word",
     "basename", "find_launches", "is_pip_install", "iter_commands", "launches_from_commands",
     "launches_from_words", "launches_in_source", "lex", "mentions_sglang", "read_shell", "function_spans",
-    "dynamo_worker",
+    "dynamo_worker", "entry_script_launches",
     "written_launches",
 ]
 
@@ -481,6 +481,28 @@ def _built_image_launches(
 
 
 _MAX_DOCKERFILE = 1 << 20  # a Dockerfile named by a build is read only when this small
+
+
+# An image's entry-point script (`ENTRYPOINT ["/entrypoint.sh"]`, the CUDA images'
+# nvidia_entrypoint.sh, a k8s `command: [/start.sh]`) given a launch as its arguments (CMD,
+# `args:`, compose `command:`): such scripts set things up and `exec "$@"`, but the script
+# decides, so the launch is a guess.
+_ENTRY_SCRIPT = _regex.compile(r"[^\s$]*(?:entrypoint[^/\s]*|\.(?:ba)?sh)")
+_ENTRY_SCRIPT_DOUBT = (
+    "kimi-lsp only guesses this is the launch: it is given to the entry point `{script}`, which "
+    "runs it only if it ends with exec \"$@\""
+)
+
+
+def entry_script_launches(
+    words: Sequence[Word], ctx: LaunchContext, env: Sequence[EnvVar] = (), head: int | None = None
+) -> list[LaunchCommand]:
+    """The launch an entry-point script is handed as its arguments (``/entrypoint.sh python3 -m
+    sglang.launch_server ...``), with a doubt; none when the first word is no such script."""
+    if len(words) < 2 or not _ENTRY_SCRIPT.fullmatch(words[0].value) or basename(words[0].value) in SHELLS:
+        return []
+    doubt = _ENTRY_SCRIPT_DOUBT.format(script=words[0].value)
+    return [replace(lc, doubt=lc.doubt or doubt) for lc in launches_from_words(words[1:], ctx, env, head)]
 
 
 # NVIDIA Dynamo's sglang worker (components/src/dynamo/sglang/args.py): Dynamo's own parser takes

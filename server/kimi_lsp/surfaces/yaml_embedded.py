@@ -37,6 +37,7 @@ from kimi_lsp.surfaces.shell import (
     LaunchContext,
     MappedSource,
     Word,
+    entry_script_launches,
     launches_from_commands,
     launches_from_words,
     lex,
@@ -235,6 +236,8 @@ class _Walker:
         found = launches_from_words(words, self.ctx, env)
         if not found and self.ctx.surface is Surface.COMPOSE and "entrypoint" not in by_key:
             found = self._built_launches(by_key, words, env)
+        if not found:
+            found = entry_script_launches(words, self.ctx, env)  # command: [/start.sh], args: [python3, ...]
         if not found:
             return set()
         image = self._image(by_key)
