@@ -104,6 +104,11 @@ class ResolvedLaunch:
             index = {}
             for use in self.uses:
                 index[use.flag.dest] = use
+                # rules ask by the ServerArgs field (`tp_size`): up to 0.5.13 argparse stores it
+                # as `tensor_parallel_size` (likewise dp, pp, ep)
+                field = _FIELD_OF_DEST.get(use.flag.dest)
+                if field is not None:
+                    index[field] = use
             self.__dict__["_last_by_dest"] = index
         return index.get(dest)
 

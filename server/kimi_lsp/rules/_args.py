@@ -100,7 +100,10 @@ def parse_int(value: str | None) -> int | None:
 
 
 def default(schema: Schema, dest: str) -> object:
-    flag = schema.by_dest(dest)
+    from kimi_lsp.launch import field_flag
+
+    # `tp_size` is `tensor_parallel_size` to argparse up to 0.5.13 (launch._FIELD_OF_DEST)
+    flag = schema.by_dest(dest) or field_flag(schema, dest)
     return None if flag is None else flag.default
 
 

@@ -103,7 +103,7 @@ def unsettled_dests(launch: ResolvedLaunch) -> frozenset[str] | None:
         return None
     got = launch.__dict__.get("_unsettled")
     if got is None:
-        from kimi_lsp.launch import ArgProblemKind
+        from kimi_lsp.launch import ArgProblemKind, field_name
 
         dests: set[str] = set()
         for p in launch.problems:
@@ -111,9 +111,11 @@ def unsettled_dests(launch: ResolvedLaunch) -> frozenset[str] | None:
                 flags = [launch.schema.exact(c) for c in p.candidates]
                 if not flags or any(f is None for f in flags):
                     dests.add(_ANY)
-                dests.update(f.dest for f in flags if f is not None)
+                # rules ask by argparse's dest or the ServerArgs field (`tp_size`: up to 0.5.13
+                # argparse's is `tensor_parallel_size`)
+                dests.update(name for f in flags if f is not None for name in (f.dest, field_name(f)))
             elif p.kind in (ArgProblemKind.MISSING_VALUE, ArgProblemKind.EXPLICIT_VALUE):
-                dests.add(p.flag.dest if p.flag is not None else _ANY)
+                dests.update((p.flag.dest, field_name(p.flag)) if p.flag is not None else (_ANY,))
         got = launch.__dict__["_unsettled"] = frozenset(dests)
     return got
 

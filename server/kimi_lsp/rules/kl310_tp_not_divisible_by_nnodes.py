@@ -35,6 +35,8 @@ def check(ctx: LaunchContext) -> Iterator[Violation]:
     nnodes = _args.parse_int(nnodes_use.value) if nnodes_use is not None else None
     tp = _args.int_value(launch, "tp_size")
     pp = _args.int_value(launch, "pp_size")
+    if pp is None and launch.schema.exact("--pp-size") is None:
+        pp = 1  # before 0.4.6.post2 (no pipeline parallelism) sglang asserts tp_size % nnodes == 0
     if nnodes_use is None or not nnodes or nnodes <= 1 or tp is None or pp is None:
         return
     elastic = _args.str_value(launch, "elastic_ep_backend")

@@ -6,6 +6,10 @@ from kimi_lsp.diagnostics import Severity
 from kimi_lsp.rules import _args
 from kimi_lsp.rules._base import LaunchContext, Violation, rule
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from kimi_lsp.launch import ResolvedLaunch
+
 
 @rule(code="KL311", name="multi-node-dp-replicas", severity=Severity.ERROR, whole_launch=True)
 def check(ctx: LaunchContext) -> Iterator[Violation]:
@@ -15,6 +19,9 @@ def check(ctx: LaunchContext) -> Iterator[Violation]:
     Reports `--dp-size` greater than 1 with `--nnodes` other than 1. Across nodes sglang supports
     attention data parallelism (`--attn-dp-size`), not whole-model replicas. (The deprecated
     `--enable-dp-attention` turns `--dp-size` into the attention DP size and is not reported.)
+    Per release: before 0.5.22 there is no `--attn-dp-size`, and the remedy is `--enable-dp-attention`;
+    before 0.4.1.post7 that is no remedy either (it sets the DP size to the TP size, which the same
+    assertion refuses across nodes), and it is reported too.
 
     ## Why is this bad?
     `AssertionError: multi-node data-parallel replicas are not supported; use attention DP
@@ -31,6 +38,9 @@ def check(ctx: LaunchContext) -> Iterator[Violation]:
     ```
     """
     launch = ctx.launch
+    if not _args.release_at_least(launch, _DP_ATTENTION_EXEMPT):
+        yield from _without_exemption(launch)
+        return
     dp_use = launch.last("dp_size")
     dp = _args.parse_int(dp_use.value) if dp_use is not None else None
     nnodes = _args.int_value(launch, "nnodes")
@@ -50,3 +60,32 @@ def check(ctx: LaunchContext) -> Iterator[Violation]:
         _args.use_location(launch, dp_use),
         "multi-node data-parallel replicas are not supported; use attention DP (--attn-dp-size) across nodes",
     )
+
+
+# the first release whose assertion lets DP attention span nodes ("... unless dp attention!")
+_DP_ATTENTION_EXEMPT = "0.4.1.post7"
+
+
+def _without_exemption(launch: ResolvedLaunch) -> Iterator[Violation]:
+    """0.4.0 to 0.4.1.post6: `assert not (self.dp_size > 1 and self.nnodes != 1), "multi-node data
+    parallel is not supported"` (server_args.py `check_server_args`), and `--enable-dp-attention`
+    is no way out: `__post_init__` sets `dp_size = tp_size` first."""
+    nnodes = _args.int_value(launch, "nnodes")
+    if nnodes in (None, 1):
+        return
+    dpa = _args.flag_on(launch, "enable_dp_attention")
+    if dpa is not None:
+        tp = _args.int_value(launch, "tp_size")
+        if tp is None or tp <= 1:
+            return
+        yield Violation(
+            _args.use_location(launch, dpa),
+            f"multi-node data parallel is not supported (sglang {launch.schema.version}: `--enable-dp-attention` sets "
+            f"the DP size to the TP size, {tp}; DP attention across nodes came with 0.4.1.post7)",
+        )
+        return
+    dp_use = launch.last("dp_size")
+    dp = _args.parse_int(dp_use.value) if dp_use is not None else None
+    if dp_use is None or dp is None or dp <= 1:
+        return
+    yield Violation(_args.use_location(launch, dp_use), "multi-node data parallel is not supported")
