@@ -378,6 +378,9 @@ class Engine:
             note = f"in every sglang release from {span}; the release that runs this launch is unknown: {why}"
         if main_build:
             note += "; a build of main may hold options and choices newer than these releases"
+        elif beyond and release is not None and release.version and _version_kind(release) == "unordered":
+            # `sglang==banana`: no release at all (pip refuses the requirement), never "newer"
+            note += f"; `{release.version}` is not a version (PEP 440), so no release can be told from it"
         elif beyond:
             note += (f"; it may be newer than sglang {shipped_versions()[-1]}, the newest release kimi-lsp knows, "
                      "where an option added since would be valid")
