@@ -173,7 +173,8 @@ def test_python_forms() -> None:
     kinds = [(lc.entry, lc.program.value) for lc in got.launches]
     assert kinds.count((Entry.LAUNCH_SERVER, "python -m sglang.launch_server")) == 1  # not the docstring or the BinOp
     argv = next(lc for lc in got.launches if lc.entry is Entry.LAUNCH_SERVER).argv
-    assert [t.value for t in argv] == ["--model-path", "m", "$_"]  # grown with .append: an unknown tail
+    # grown with .append right after it: read in order, where it is written (issue 31; was an unknown tail)
+    assert [t.value for t in argv] == ["--model-path", "m", "--tp"] and argv[-1].exact
     engines = [lc for lc in got.launches if lc.entry is Entry.ENGINE]
     assert len(engines) == 3  # Engine(...), SA(...) twice (one inside server_args=); not other.Engine
     first = engines[0]

@@ -111,3 +111,76 @@ def test_an_argv_list_grown_with_plus_equals_is_read_with_an_unknown_tail() -> N
     assert [t.value for t in popen.argv] == ["--model-path", "m", "--tp", "2", "$_"] and not popen.argv[-1].exact
     assert code[popen.argv[2].span.start : popen.argv[2].span.end] == "'--tp'"
     assert engine.config is not None and type(engine.config.entries[1].value).__name__ == "Unknown"  # rebound: not 2
+
+
+def _argv_words(code: str, launch) -> list[str]:  # type: ignore[no-untyped-def]
+    return [t.value if t.exact else "?" for t in launch.argv]
+
+
+def test_an_argv_list_built_in_a_helper_and_joined_is_read_with_its_growth() -> None:
+    # issue 31: the list is read where it is written, whatever runs it (here: a string returned)
+    code = (
+        "def build_cmd(model):\n"
+        "    cmd = ['python', '-m', 'sglang.launch_server', '--model-path', model, '--tp', '8']\n"
+        "    cmd += ['--enable-dp-attention']\n"
+        "    cmd.append('--dp')\n"
+        "    cmd.extend(['2', '--tp-sise', '2'])\n"
+        "    return ' '.join(cmd)\n"
+    )
+    (launch,) = read(code, "helpers.py").launches
+    assert _argv_words(code, launch) == ["--model-path", "?", "--tp", "8", "--enable-dp-attention", "--dp", "2",
+                                         "--tp-sise", "2"]
+    typo = launch.argv[7]
+    assert code[typo.span.start : typo.span.end] == "'--tp-sise'"
+
+
+def test_items_added_under_a_condition_are_unknown_words_where_they_come() -> None:
+    code = (
+        "import subprocess, sys\n"
+        "def start(flag):\n"
+        "    argv = [sys.executable, '-m', 'sglang.launch_server', '--model-path', 'm']\n"
+        "    if flag:\n"
+        "        argv.append('--frob')\n"
+        "    argv.extend(['--port', '1'])\n"
+        "    subprocess.Popen(argv)\n"  # one launch, not two (the list is read where it is written)
+        "def ret(extra):\n"
+        "    return ['python', '-m', 'sglang.launch_server', '--model-path', 'm', '--bogus'] + extra\n"
+        "def again(a):\n"
+        "    if a:\n"
+        "        cmd = ['python', '-m', 'sglang.launch_server', '--model-path', 'm']\n"
+        "    else:\n"
+        "        cmd = ['python', '-m', 'sglang.launch_server', '--model-path', 'n']\n"
+        "    cmd += ['--tp', '2']\n"  # after the blocks it is bound in: unknown, never missing
+        "def test_it():\n"
+        "    assert build() == ['python', '-m', 'sglang.launch_server', '--model-path', 'm']\n"
+    )
+    first, second, third, fourth = read(code, "serve.py").launches
+    assert _argv_words(code, first) == ["--model-path", "m", "?", "--port", "1"]
+    assert _argv_words(code, second) == ["--model-path", "m", "--bogus", "?"]
+    assert _argv_words(code, third)[-1] == "?" and _argv_words(code, fourth)[-1] == "?"
+
+
+def test_an_fstring_field_bound_to_a_literal_reads_as_the_literal_where_it_is_written() -> None:
+    code = (
+        "args = '--tp 8 --dp 2'\n"
+        "def go(model):\n"
+        "    launch_server_cmd(f'python -m sglang.launch_server --model-path {model} {args}')\n"
+    )
+    (launch,) = read(code, "nb.py").launches
+    assert _argv_words(code, launch) == ["--model-path", "?", "--tp", "8", "--dp", "2"]
+    dp = launch.argv[4]
+    assert dp.span.start == code.index("--dp") and dp.exact
+
+
+def test_reading_argv_growth_is_linear_in_the_launch_lists() -> None:
+    from tests.reliability._support import growth
+
+    from kimi_lsp.surfaces.python import read_python
+
+    def run(n: int) -> object:
+        one = ("cmd{i} = ['python', '-m', 'sglang.launch_server', '--port', '{i}']\n"
+               "cmd{i}.append('--tp')\ncmd{i} += ['2']\n")
+        return read_python(Path("/r/many.py"), "".join(one.format(i=i) for i in range(n)))
+
+    assert len(run(3).launches) == 3
+    assert growth(run, 50) < 6

@@ -12,6 +12,11 @@ Three forms, as sglang's own docs and cookbooks write them:
   ``os.spawnv*`` or ``asyncio.create_subprocess_exec``: each literal item is a word where it is
   written, anything else an unknown word; a name bound once in the scope to a literal list (or
   an item name bound once to a literal string) is followed.
+- an argv list display that spells a launch, wherever it is (returned by a helper, joined into a
+  string, handed on): read where it is written, with what the statements after it add in order
+  (``.append``/``.extend``/``+=`` of literals; anything added under a condition, in a loop or by
+  an expression is an unknown word where it comes). An f-string field naming a string bound
+  once a few lines up (``args = "--tp 8"``) reads as that string, where it is written.
 - ``sglang.Engine(...)`` / ``sgl.Engine(...)`` / ``ServerArgs(...)`` / ``sgl.Runtime(...)`` (names resolved through the
   module's imports): the keyword arguments are ServerArgs fields, handed on as an ``Entry.ENGINE``
   launch whose ``config`` holds them (``launch.engine_tokens`` maps them onto the flags); ``**opts``
@@ -105,6 +110,7 @@ class _Reader:
         self.lines = py.Lines(code)
         self.names: dict[str, str] = {}  # local name -> qualified name, from the imports
         self.out: list[LaunchCommand] = []
+        self.argv_lists: set[int] = set()  # list displays read as launches where they are written
 
     # -- positions ----------------------------------------------------------------------------
     def span(self, node: ast.AST) -> Span:
@@ -181,6 +187,7 @@ class _Reader:
         env = {k: v for k, v in outer.items() if k not in stores}
         env.update({k: v for k, v in values.items() if stores.get(k) == 1})
         grown = grown | {k for k in outer_grown if k not in stores}
+        self.argv_sites(body, env)
         for node in _scope_nodes(body):
             if isinstance(node, ast.Call):
                 self.call(node, env, grown)
@@ -189,17 +196,81 @@ class _Reader:
             elif isinstance(node, ast.Lambda):
                 continue
         for node, parent in _string_sites(body):
-            self.string(node, parent)
+            self.string(node, parent, env)
+
+    def fill_fields(self, value: str, units: list[tuple[int, int]],
+                    env: dict[str, ast.expr]) -> tuple[str, list[tuple[int, int]]]:
+        """An f-string's ``{name}`` field whose name is bound once in the scope to a plain string
+        (``args = "--tp 8 --dp 2"`` a few lines up) reads as that string, each character where
+        it is written there; any other field stays an unknown value (``$___``)."""
+        out_chars: list[str] = []
+        out_units: list[tuple[int, int]] = []
+        k = 0
+        while k < len(value):
+            unit = units[k]
+            end = k
+            while end < len(value) and units[end] == unit:
+                end += 1
+            field = self.code[unit[0] : unit[1]] if value[k] == "$" and end - k > 1 else ""
+            inner = field[1:-1].strip() if field.startswith("{") and field.endswith("}") else ""
+            bound = env.get(inner) if inner.isidentifier() else None
+            sv = py.string_value(self.code, self.lines, bound) if isinstance(bound, ast.Constant) else None
+            if sv is not None and not sv.placeholders:
+                out_chars.append(sv.value)
+                out_units.extend(sv.units)
+            else:
+                out_chars.append(value[k:end])
+                out_units.extend(units[k:end])
+            k = end
+        return "".join(out_chars), out_units
+
+    # -- argv lists built where they are written (issue 31) -----------------------------------
+    def argv_sites(self, body: list[ast.stmt], env: dict[str, ast.expr]) -> None:
+        """A list display spelling a launch (``["python", "-m", "sglang.launch_server", ...]``) is
+        read where it is written, whatever runs it later (returned, joined into a string, handed
+        to a helper): the items added to it by the statements after it in the same block
+        (``.append(x)``, ``.extend([...])``, ``+= [...]``) are read in order, each literal where it
+        is written; items added under a condition or a loop, or by an expression we do not read,
+        are one unknown word each, where they come."""
+        growth = _Growth(body)
+        compared = _compared(body)
+        for node in _scope_nodes(body):
+            if not isinstance(node, (ast.List, ast.Tuple)) or id(node) in self.argv_lists:
+                continue
+            if not any(isinstance(e, ast.Constant) and isinstance(e.value, str) and mentions_sglang(e.value)
+                       for e in node.elts):
+                continue
+            words = [self.word(e, env) for e in node.elts]
+            ctx = LaunchContext(self.path, self.surface, self.path.parent)
+            if not launches_from_words(words, ctx, (), self.span(node).start):
+                continue  # not a launch (a list of module names, a command of something else)
+            if id(node) in compared:
+                continue  # an expected value in a test (`assert cmd == [...]`), not a command
+            for item in growth.steps(node):
+                words.extend(self.grown_words(item, env))
+            self.argv_lists.add(id(node))
+            self.out.extend(launches_from_words(words, ctx, (), self.span(node).start))
+
+    def grown_words(self, step: tuple[str, ast.AST], env: dict[str, ast.expr]) -> list[Word]:
+        """The words one growth step adds: a literal list's items, one item, or one unknown word."""
+        kind, node = step
+        if kind == "items" and isinstance(node, (ast.List, ast.Tuple)):
+            return [self.word(e, env) for e in node.elts]
+        if kind == "one" and isinstance(node, ast.expr) and not isinstance(node, ast.Starred):
+            return [self.word(node, env)]
+        return [self.unknown(node)]
 
     # -- the three forms ----------------------------------------------------------------------
-    def string(self, node: ast.expr, parent: ast.AST) -> None:
+    def string(self, node: ast.expr, parent: ast.AST, env: dict[str, ast.expr]) -> None:
         if isinstance(node, ast.Constant) and (not isinstance(node.value, str) or not mentions_sglang(node.value)):
             return
         sv = py.string_value(self.code, self.lines, node)
         if sv is None or not mentions_sglang(sv.value):
             return
         value, units = sv.value, list(sv.units)
-        if not sv.placeholders:
+        if sv.placeholders:
+            value, units = self.fill_fields(value, units, env)
+        else:
             value, units = _format_fields(value, units)
         ctx = LaunchContext(self.path, self.surface, self.path.parent)
         self.out.extend(launches_in_source(self.chars(value, units), ctx))
@@ -235,8 +306,8 @@ class _Reader:
             if arg.id in grown:
                 tail = [self.unknown(arg)]  # items added where we do not follow
             arg = env[arg.id]
-        if not isinstance(arg, (ast.List, ast.Tuple)):
-            return []
+        if not isinstance(arg, (ast.List, ast.Tuple)) or id(arg) in self.argv_lists:
+            return []  # (a list read where it is written is one launch, not two)
         return [self.word(elt, env) for elt in arg.elts] + tail
 
     def word(self, node: ast.expr, env: dict[str, ast.expr]) -> Word:
@@ -354,6 +425,146 @@ def _scope_nodes(body: list[ast.stmt]) -> Iterator[ast.AST]:
         if isinstance(node, ast.Lambda):
             continue
         stack.extend(reversed(list(ast.iter_child_nodes(node))))
+
+
+_Step = tuple[str, ast.AST]  # ("items", a list display) | ("one", an item) | ("unknown", what adds we know not what)
+_GROW = frozenset({"append", "extend"})
+
+
+def _statement_lists(body: list[ast.stmt]) -> Iterator[list[ast.stmt]]:
+    """The scope's statement lists: its body and every block nested in it (not nested scopes)."""
+    yield body
+    for node in _scope_nodes(body):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        for name in ("body", "orelse", "finalbody"):  # (an except clause's and a match case's too)
+            block = getattr(node, name, None)
+            if isinstance(block, list) and block and isinstance(block[0], ast.stmt):
+                yield block
+
+
+def _operands(node: ast.expr) -> list[ast.expr]:
+    """``a + b + c`` as [a, b, c]; anything else as [node]."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        return [*_operands(node.left), node.right]
+    return [node]
+
+
+def _concat_steps(rest: list[ast.expr]) -> list[_Step]:
+    return [("items", r) if isinstance(r, (ast.List, ast.Tuple)) else ("unknown", r) for r in rest]
+
+
+def _mutation(node: ast.AST, name: str) -> _Step | None:
+    """The growth a statement-level node makes to the list bound to ``name``, when it is one we
+    read (``name.append(x)``, ``name.extend([...])``, ``name += [...]``)."""
+    if isinstance(node, ast.Expr):
+        node = node.value
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name) \
+            and node.func.value.id == name and node.func.attr in _GROW and len(node.args) == 1 and not node.keywords:
+        arg = node.args[0]
+        if node.func.attr == "append":
+            return ("one", arg)
+        return _concat_steps([arg])[0]
+    if isinstance(node, ast.AugAssign) and isinstance(node.op, ast.Add) and isinstance(node.target, ast.Name) \
+            and node.target.id == name:
+        return _concat_steps([node.value])[0]
+    return None
+
+
+class _Growth:
+    """What is added to a list display after it is written, in order: the other operands of the
+    ``+`` chain it starts, and, for a list bound to a name, the changes to that name after the
+    binding. A change that is a statement of the binding's own block (``cmd.append(x)``,
+    ``cmd.extend([...])``, ``cmd += [...]``) is read; any other (under an ``if``, in a loop, a
+    method we do not read) is one unknown word where it comes, so that the list is never taken
+    for complete when it may not be. Indexed in one pass over the scope; each launch list then
+    looks at the changes of its own name only."""
+
+    def __init__(self, body: list[ast.stmt]) -> None:
+        self.concat: dict[int, list[_Step]] = {}  # list display -> the rest of its `+` chain
+        self.bound: dict[int, tuple[str, ast.stmt]] = {}  # list display -> (name, binding statement)
+        self.block_of: dict[int, int] = {}  # statement -> the id of the statement list holding it
+        self.stmt_of: dict[int, ast.stmt] = {}  # node -> the innermost statement holding it
+        self.changes: dict[str, list[ast.AST]] = {}
+        self.binds: dict[str, list[ast.stmt]] = {}
+        for block in _statement_lists(body):
+            for st in block:
+                self.block_of[id(st)] = id(block)
+                for n in ast.walk(st):
+                    self.stmt_of[id(n)] = st  # inner blocks come later and take their own nodes
+                name = _bound_name(st)
+                if name:
+                    self.binds.setdefault(name, []).append(st)
+                    value = st.value if isinstance(st, (ast.Assign, ast.AnnAssign)) else None
+                    ops = _operands(value) if value is not None else []
+                    if ops and isinstance(ops[0], (ast.List, ast.Tuple)):
+                        self.bound[id(ops[0])] = (name, st)
+        for node in _scope_nodes(body):
+            if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+                ops = _operands(node)
+                if isinstance(ops[0], (ast.List, ast.Tuple)) and id(ops[0]) not in self.concat:
+                    self.concat[id(ops[0])] = _concat_steps(ops[1:])
+            changed = _changed_name(node)
+            if changed is not None:
+                self.changes.setdefault(changed, []).append(node)
+
+    def steps(self, node: ast.expr) -> list[_Step]:
+        out = list(self.concat.get(id(node), ()))
+        if id(node) not in self.bound:
+            return out
+        name, binding = self.bound[id(node)]
+        after = _pos(binding)
+        rebind = min((b for b in self.binds.get(name, ()) if _pos(b) > after), key=_pos, default=None)
+        done: set[int] = set()
+        for change in sorted(self.changes.get(name, ()), key=_pos):
+            if _pos(change) <= after:
+                continue
+            if rebind is not None and _pos(change) > _pos(rebind):
+                if self.block_of.get(id(rebind)) != self.block_of.get(id(binding)):
+                    out.append(("unknown", change))  # rebound only on some paths
+                break
+            st = self.stmt_of.get(id(change), binding)
+            if id(st) in done:
+                continue
+            done.add(id(st))
+            step = _mutation(st, name) if self.block_of.get(id(st)) == self.block_of.get(id(binding)) else None
+            out.append(step if step is not None else ("unknown", change))
+        return out
+
+
+def _pos(node: ast.AST) -> tuple[int, int]:
+    return getattr(node, "lineno", 0), getattr(node, "col_offset", 0)
+
+
+def _changed_name(n: ast.AST) -> str | None:
+    """The name whose list ``n`` changes: a mutating method, ``+=``, an item assignment."""
+    target: ast.AST | None = None
+    if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in _MUTATORS:
+        target = n.func.value
+    elif isinstance(n, ast.AugAssign):
+        target = n.target
+    elif isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Store):
+        target = n.value
+    return target.id if isinstance(target, ast.Name) else None
+
+
+def _bound_name(st: ast.stmt) -> str:
+    targets = st.targets if isinstance(st, ast.Assign) else [st.target] if isinstance(st, ast.AnnAssign) else []
+    return targets[0].id if len(targets) == 1 and isinstance(targets[0], ast.Name) else ""
+
+
+def _compared(body: list[ast.stmt]) -> set[int]:
+    """List displays that are compared or asserted on (a test's expected argv), not run."""
+    out: set[int] = set()
+    for node in _scope_nodes(body):
+        inside: list[ast.AST] = []
+        if isinstance(node, (ast.Compare, ast.Assert)):
+            inside = [node]
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr.startswith("assert"):
+            inside = [*node.args, *(k.value for k in node.keywords)]
+        for part in inside:
+            out.update(id(n) for n in ast.walk(part) if isinstance(n, (ast.List, ast.Tuple)))
+    return out
 
 
 def _string_sites(body: list[ast.stmt]) -> Iterator[tuple[ast.expr, ast.AST]]:
