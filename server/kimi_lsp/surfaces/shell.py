@@ -1217,7 +1217,8 @@ def written_launches(src: Source, commands: Sequence[Command], ctx: LaunchContex
     out: list[LaunchCommand] = []
     if "<<" in text:
         for mark in heredocs(src):
-            if mark.is_written or (mark.runner in _ELEVATORS and not mark.is_script):
+            if (mark.is_written or (mark.runner in _ELEVATORS and not mark.is_script)
+                    or (mark.runner is not None and basename(mark.runner) in _KUBE_CLIENTS)):
                 out.extend(_heredoc_launches(text, base, mark, ctx))
     for command in commands:
         words = command.words
@@ -1247,6 +1248,8 @@ def _heredoc_launches(text: str, base: int, mark: Heredoc, ctx: LaunchContext) -
     body = text[start : min(k, len(text))]
     if not _LAUNCH_WORDS_RE.search(body):
         return []
+    if _KUBE_APPLY.search(head):
+        return _manifest_launches(body, base + start, ctx)
     if _UNIT_TARGET.search(head) and "ExecStart" in body:
         # `sudo tee /etc/systemd/system/sglang.service <<EOF`: a unit, its launch in ExecStart=
         from kimi_lsp.surfaces.other_files import unit_launches
@@ -1257,6 +1260,25 @@ def _heredoc_launches(text: str, base: int, mark: Heredoc, ctx: LaunchContext) -
     found = launches_in_source(FlatSource(body, base + start), ctx, nested=True)
     doubt = None if SCRIPT_TARGET.search(head) else WRITTEN_DOUBT
     return [replace(lc, doubt=lc.doubt or doubt) for lc in found]
+
+
+# `cat <<EOF | kubectl apply -f -`, `kubectl create -f - <<EOF`: the body is a Kubernetes manifest
+# applied as it stands (how documentation writes one down inside a shell block)
+_KUBE_CLIENTS = frozenset({"kubectl", "oc"})
+_KUBE_APPLY = _regex.compile(r"\b(?:kubectl|oc)\b[^\n|;&]*?\b(?:apply|create|replace)\b[^\n|;&]*?(?:-f|--filename)(?:\s+|=)?-(?=\s|$)")
+
+
+def _manifest_launches(body: str, offset: int, ctx: LaunchContext) -> list[LaunchCommand]:
+    """The launches of a manifest written in a heredoc: read as the Kubernetes YAML it is. Line
+    breaks stand in for the text before it, so that every span is the file's own offset."""
+    from kimi_lsp.surfaces.yaml_embedded import read_embedded
+    from kimi_lsp.syntax import yaml as syntax_yaml
+
+    padded = "\n" * offset + body
+    loaded = syntax_yaml.load(padded)
+    if not loaded.docs:
+        return []  # not YAML (or a broken manifest): kubectl would refuse it, nothing runs
+    return list(read_embedded(ctx.path, padded, loaded, Surface.KUBERNETES).launches)
 
 
 def read_shell(path: Path, text: str) -> SurfaceResult:
