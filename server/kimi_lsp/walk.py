@@ -489,7 +489,9 @@ CODE_SUFFIXES = NOTEBOOK_SUFFIXES | PYTHON_SUFFIXES
 SERVICE_SUFFIXES = frozenset({".service"})
 TEXT_SUFFIXES = frozenset({".txt"})
 VSCODE_LAUNCH = "launch.json"
-OTHER_SUFFIXES = SERVICE_SUFFIXES | TEXT_SUFFIXES
+MAKE_SUFFIXES = frozenset({".mk"})
+MAKE_NAMES = frozenset({"Makefile", "makefile", "GNUmakefile"})
+OTHER_SUFFIXES = SERVICE_SUFFIXES | TEXT_SUFFIXES | MAKE_SUFFIXES
 # `.txt` files that are pin files by name (pins/discovery.py reads them)
 _PIN_TEXT_NAMES = ("requirements", "constraint")
 
@@ -505,7 +507,7 @@ def _candidate(full: str, name: str, suffix: str) -> bool:
         return False  # requirements*.txt, constraints*.txt: pin files, read as pins, never launches
     if _launch_name(name, suffix) or low in DOC_SUFFIXES or low in CODE_SUFFIXES or low in OTHER_SUFFIXES:
         return True
-    if name == VSCODE_LAUNCH:
+    if name == VSCODE_LAUNCH or name in MAKE_NAMES:
         return True
     if suffix == "" and not name.startswith("."):
         from kimi_lsp.workspace import read_head

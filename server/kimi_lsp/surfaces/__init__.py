@@ -106,7 +106,7 @@ def read_surface_strict(
         from kimi_lsp.surfaces.markdown import read_markdown
 
         return read_markdown(path, text, lambda p, view: _read_yaml(p, view, is_sglang_key, near_sglang_key, None))
-    if kind in (Surface.SYSTEMD, Surface.TEXT, Surface.VSCODE):
+    if kind in (Surface.SYSTEMD, Surface.TEXT, Surface.VSCODE, Surface.MAKEFILE):
         if not mentions_sglang(text):
             return SurfaceResult()
         from kimi_lsp.surfaces import other_files

@@ -21,6 +21,8 @@ from kimi_lsp.syntax import yaml as _yaml
 from kimi_lsp.surfaces.model import Surface
 from kimi_lsp.walk import (  # the one list of file kinds
     DOC_SUFFIXES,
+    MAKE_NAMES,
+    MAKE_SUFFIXES,
     NOTEBOOK_SUFFIXES,
     PYTHON_SUFFIXES,
     SERVICE_SUFFIXES,
@@ -143,6 +145,8 @@ def guess_by_name(path: Path, text: str) -> Surface | Literal["yaml"] | None:
         return Surface.TEXT
     if path.name == VSCODE_LAUNCH and path.parent.name == ".vscode":
         return Surface.VSCODE
+    if path.name in MAKE_NAMES or suffix in MAKE_SUFFIXES:
+        return Surface.MAKEFILE
     return None
 
 

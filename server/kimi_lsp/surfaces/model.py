@@ -46,6 +46,7 @@ class Surface(StrEnum):
     SYSTEMD = "systemd"  # a systemd unit's ExecStart= (a *.service file, or an ini block in docs)
     VSCODE = "vscode"  # a VS Code launch.json debug configuration (module + args)
     TEXT = "text"  # a .txt file of commands
+    MAKEFILE = "makefile"  # a Makefile's recipe lines (shell run by make)
     SRT_SLURM = "srt-slurm"  # an srt-slurm recipe: backend.sglang_config.{prefill,decode,aggregated} maps
 
 

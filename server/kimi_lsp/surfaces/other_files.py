@@ -10,6 +10,10 @@
   and ``"env"``. Comments and trailing commas (JSON with comments) are blanked before reading.
 - A ``.txt`` file of commands, read with the shell reader; a file that is not mostly the launches'
   lines (notes, logs around a command) makes its launches a doubt.
+- A Makefile (``Makefile``, ``makefile``, ``GNUmakefile``, ``*.mk``): its recipe lines (a tab first,
+  and the ``\\`` continuation lines after one) are the shell make runs; they are read with the shell
+  reader on a view in which every other line is blank and make's ``@``/``-``/``+`` prefixes are
+  spaces. ``$(VAR)`` and ``$(or ...)`` are make's, read as words whose value is not known.
 """
 from __future__ import annotations
 
@@ -35,9 +39,42 @@ def read(kind: Surface, path: Path, text: str) -> SurfaceResult:
         launches = unit_launches(path, text, Span(0, len(text)), Surface.SYSTEMD)
     elif kind is Surface.VSCODE:
         launches = vscode_launches(path, text)
+    elif kind is Surface.MAKEFILE:
+        launches = makefile_launches(path, text)
     else:
         launches = text_launches(path, text)
     return SurfaceResult(launches=tuple(launches), is_launch_file=bool(launches))
+
+
+# -- Makefile ---------------------------------------------------------------------------------------
+
+
+def makefile_launches(path: Path, text: str) -> list[LaunchCommand]:
+    """The launches of a Makefile's recipes: the recipe lines, everything else blank."""
+    view = [c if c in "\r\n" else " " for c in text]
+    recipe = continued = False
+    for a, b in line_spans(text):
+        line = text[a:b].rstrip("\r")
+        if not (continued or (recipe and line.startswith("\t"))):
+            # a rule line (`target: prerequisites`) opens a recipe; an assignment or a directive
+            # closes it; a blank or comment line between recipe lines leaves it as it is
+            if line.strip() and not line.lstrip().startswith("#"):
+                recipe = ":" in line and not _MAKE_ASSIGN.match(line)
+            continued = False
+            continue
+        view[a:b] = text[a:b]
+        k = a + len(line) - len(line.lstrip("\t "))
+        while not continued and k < b and text[k] in "@-+":  # make's echo/ignore/always prefixes
+            view[k] = " "
+            k += 1
+        continued = line.endswith("\\")
+    src = FlatSource("".join(view))
+    ctx = LaunchContext(path, Surface.MAKEFILE, path.parent)
+    commands, _problems = lex(src)  # make, not the shell, decides what a recipe is: no syntax claims
+    return launches_from_commands(commands, ctx)
+
+
+_MAKE_ASSIGN = _regex.compile(r"\s*(?:export\s+|override\s+)?[A-Za-z_][\w.-]*\s*(?:[:+?!]?=|::=)")
 
 
 # -- systemd ---------------------------------------------------------------------------------------
