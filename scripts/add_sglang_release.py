@@ -17,7 +17,9 @@ shipped release has all of them:
    where its Kimi-K3 DCP check lives; KL329 and the flashinfer rules read it);
 5. the retired-flags table (``sglang_retired_flags.json``): read against the newest release, so a
    new newest release retires what the previous newest still registered as deprecated (read from
-   the schema store, not from another wheel) and un-retires what it registers again.
+   the schema store, not from another wheel) and un-retires what it registers again;
+6. which benchmark entry points it has and their own options (``build_entry_points.py --add``:
+   sglang_entry_points.json).
 
 Then run the tests and commit the changed files under server/kimi_lsp/knowledge/data and
 tests/data/oracle.
@@ -37,7 +39,8 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "server"))
 sys.path.insert(0, str(REPO / "scripts"))
 
-import build_launch_checks  # noqa: E402  (the path is set up just above)
+import build_entry_points  # noqa: E402  (the path is set up just above)
+import build_launch_checks  # noqa: E402
 import extract_diffusion_schema  # noqa: E402
 import build_release_dates  # noqa: E402
 import build_retired_flags  # noqa: E402
@@ -150,6 +153,7 @@ def main(argv: list[str] | None = None) -> int:
         ("release date", lambda: add_date(version, wheel)),
         ("release table row", lambda: add_table_row(version, wheel)),
         ("retired flags", lambda: update_retired(version, wheel)),
+        ("entry points", lambda: build_entry_points.main(["--add", str(wheel)])),
     )
     for name, step in steps:
         rc = step()

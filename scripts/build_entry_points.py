@@ -19,6 +19,7 @@ from the separate sglang-router package, whose release a launch rarely names: th
 options of the sglang-router wheels given after ``--router`` is written.
 
 Usage: python scripts/build_entry_points.py /path/to/wheels/sglang-*.whl [--router sglang_router-*.whl]
+       python scripts/build_entry_points.py --add sglang-X.Y.Z-....whl   (one more release, the rest kept)
 """
 from __future__ import annotations
 
@@ -196,6 +197,34 @@ def _router_options(wheel: str) -> tuple[set[str], bool]:
     return options, complete
 
 
+def _release_row(wheel: str, sets: list[list[list[Any]]]) -> dict[str, Any]:
+    """module -> what it adds, for one release; new option tables are appended to ``sets``."""
+    with zipfile.ZipFile(wheel) as z:
+        names = set(z.namelist())
+        row: dict[str, Any] = {}
+        for module in MODULES:
+            found = _entry(z, names, module)
+            if found is None:
+                continue
+            flags = found.pop("flags")
+            if flags not in sets:
+                sets.append(flags)
+            found["options"] = sets.index(flags)
+            row[module] = found
+    return row
+
+
+def add(wheels: list[str]) -> int:
+    """Add (or replace) the releases of ``wheels`` in the data file, keeping the others and the router's."""
+    data = json.loads(OUT.read_text("utf-8"))
+    for w in wheels:
+        data["releases"][Path(w).name.split("-")[1]] = _release_row(w, data["option_sets"])
+    data["releases"] = dict(sorted(data["releases"].items(), key=lambda kv: _version_of(f"x-{kv[0]}-")))
+    OUT.write_text(json.dumps(data, separators=(",", ":")) + "\n", "utf-8")
+    print(f"{len(wheels)} release(s) added -> {OUT.relative_to(ROOT)}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     wheels = sys.argv[1:] if argv is None else argv
     router_wheels: list[str] = []
@@ -205,23 +234,12 @@ def main(argv: list[str] | None = None) -> int:
     if not wheels:
         print(__doc__, file=sys.stderr)
         return 2
+    if wheels[:1] == ["--add"]:
+        return add(wheels[1:])
     sets: list[list[list[Any]]] = []  # distinct option tables, shared between releases
     releases: dict[str, dict[str, Any]] = {}
     for w in sorted(wheels, key=_version_of):
-        version = Path(w).name.split("-")[1]
-        with zipfile.ZipFile(w) as z:
-            names = set(z.namelist())
-            row: dict[str, Any] = {}
-            for module in MODULES:
-                found = _entry(z, names, module)
-                if found is None:
-                    continue
-                flags = found.pop("flags")
-                if flags not in sets:
-                    sets.append(flags)
-                found["options"] = sets.index(flags)
-                row[module] = found
-        releases[version] = row
+        releases[Path(w).name.split("-")[1]] = _release_row(w, sets)
     router: set[str] = set()
     router_complete = True
     for w in sorted(router_wheels, key=_version_of):

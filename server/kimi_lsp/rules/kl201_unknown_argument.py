@@ -34,7 +34,12 @@ def check(ctx: LaunchContext) -> Iterator[Violation]:
     Per release, it also reports what sglang rejects outside argparse's table: `--config` on a
     release that has no such option (0.4.x to 0.5.2: the file is never read), a flag whose action
     stops the parse (`DeprecatedAction`: `ValueError` up to 0.5.7, `parser.error` from 0.5.18),
-    and `sglang serve` on a release without that command (before 0.5.5). As warnings, it names
+    and `sglang serve` on a release without that command (before 0.5.5). The benchmark entry points
+    (`python -m sglang.bench_one_batch`, `sglang.bench_offline_throughput`,
+    `sglang.bench_one_batch_server`, their `sglang.benchmark.*` homes, `sglang.compile_deep_gemm`)
+    and the router's `sglang_router.launch_server` parse the server options and their own on one
+    parser: a word neither knows is unknown there too, and a module the release does not have
+    (`sglang.bench_one_batch` from 0.5.21) is reported with the one that replaced it. As warnings, it names
     what an abbreviated switch turns on (`--enable-flashinfer` is `--enable-flashinfer-allreduce-fusion`
     on 0.5.21-0.5.23) and a help option that keeps the server from starting (`--hel`,
     `help: true` in a `--config` file).
