@@ -53,6 +53,14 @@ class EntryParser:
         router release not read."""
         return not self.complete or (self.router and option.startswith(ROUTER_PREFIX))
 
+    def judges_ambiguity(self, candidates: tuple[str, ...]) -> bool:
+        """Whether an ambiguous prefix among ``candidates`` is one on the parser that runs: the
+        router's options are a union of releases, where a prefix unique in one may look ambiguous."""
+        if not self.router:
+            return self.complete
+        own = {o for f in self.flags for o in f.options}
+        return not any(c in own or c.startswith(ROUTER_PREFIX) for c in candidates)
+
 
 @cache
 def _data() -> dict[str, Any]:

@@ -97,6 +97,8 @@ def check(ctx: LaunchContext) -> Iterator[Violation]:
             own is None or own.accepts_unknown(prob.token.value.split("=", 1)[0])
         ):
             continue  # an entry point whose own options are not known here: its parser may take it
+        if prob.kind is ArgProblemKind.AMBIGUOUS and own is not None and not own.judges_ambiguity(prob.candidates):
+            continue  # a prefix of router options from several router releases: unique in the one that runs, maybe
         if launch.command.entry is Entry.ENGINE:
             if prob.entry is not None:
                 yield from _engine_keyword(ctx, prob)
