@@ -149,3 +149,16 @@ def test_a_cross_argument_rule_reads_the_launch_without_the_word(tmp_path: Path,
 def test_a_missing_value_last_leaves_only_its_own_option_open(tmp_path: Path) -> None:
     assert "KL311" in [d.code for d in _lint(tmp_path, "--dp-size 2 --nnodes 2 --node-rank 0 --tp-size")]
     assert "KL311" not in [d.code for d in _lint(tmp_path, "--tp-size 16 --nnodes 2 --node-rank 0 --dp-size")]
+
+
+def test_a_missing_model_path_is_said_after_the_word_unless_the_word_may_be_it(tmp_path: Path) -> None:
+    def codes(argv: str) -> list[str]:
+        (tmp_path / ".git").mkdir(exist_ok=True)
+        (tmp_path / "requirements.txt").write_text(f"sglang=={RELEASE}\n")
+        (tmp_path / "run.sh").write_text(f"#!/bin/sh\npython -m sglang.launch_server {argv}\n")
+        return sorted(d.code for d in Engine(Workspace(tmp_path)).lint_file(tmp_path / "run.sh").diagnostics)
+
+    assert codes("--cuda-graph-bs 4 --tp-size 2") == ["KL201", "KL216"]
+    assert codes("--tp-size --port 3000") == ["KL203", "KL216"]
+    assert codes("--mod Qwen/Qwen3-8B --tp-size 2") == ["KL201"]  # `--mod` may be --model-path
+    assert codes("--tp-size 2 --model-path") == ["KL203"]

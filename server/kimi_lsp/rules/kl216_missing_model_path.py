@@ -14,7 +14,7 @@ if TYPE_CHECKING:
 
 
 
-@rule(code="KL216", name="missing-model-path", severity=Severity.ERROR)
+@rule(code="KL216", name="missing-model-path", severity=Severity.ERROR, whole_launch=True)
 def check(ctx: LaunchContext) -> Iterator[Violation]:
     """A launch command without a model path, or `sglang serve` with the model path only in its
     `--config` file.
@@ -45,7 +45,7 @@ def check(ctx: LaunchContext) -> Iterator[Violation]:
     """
     launch = ctx.launch
     cmd = launch.command
-    if cmd.entry is Entry.CONFIG_FILE or not _args.argv_is_known(launch) or _args.fatal_parse(launch):
+    if cmd.entry is Entry.CONFIG_FILE or not _args.argv_is_known(launch):
         return
     if launch.is_set("help") and (cmd.entry is not Entry.SERVE or any(t.value in ("-h", "--help") for t in cmd.argv)):
         # `--help` prints the options and exits before anything is required; `sglang serve`
