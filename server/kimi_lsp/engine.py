@@ -80,6 +80,7 @@ class Engine:
         self._settings_by_file: dict[Path | None, Settings] = {}
         self._config_cache: dict[Path, tuple[ConfigFile | None, SurfaceResult | None]] = {}
         self._surface_cache: dict[Path, tuple[SourceText, SurfaceResult]] = {}
+        self._read_by: dict[Path, set[Path]] = {}  # a file a reader read -> the files read through it
         self._rules_for: dict[int, tuple[Settings, tuple[Rule, ...]]] = {}  # id(settings) -> enabled rules
         # config files referenced by a launch elsewhere: linted through their referrers only
         self.referenced_configs: set[Path] = set()
@@ -125,10 +126,13 @@ class Engine:
             self._settings_by_file.clear()
             self._config_cache.clear()
             self._surface_cache.clear()
+            self._read_by.clear()
             discovery.clear_cache(self.workspace)
             return
         path = self._resolve(Path(path))
         self._surface_cache.pop(path, None)
+        for other in self._read_by.pop(path, ()):
+            self._surface_cache.pop(other, None)  # its launches were read through this file (a Dockerfile)
         self._config_cache.pop(path, None)
         if path.name in ("pyproject.toml", "kimi-lsp.toml", ".kimi-lsp.toml"):
             self._settings_cache.clear()
@@ -214,6 +218,8 @@ class Engine:
         schema = load_schema(None)
         res = read_surface(src, is_sglang_key=self._is_sglang_key(schema), near_sglang_key=self._near_sglang_key(schema))
         self._surface_cache[path] = (src, res)
+        for read in res.reads:
+            self._read_by.setdefault(read, set()).add(path)
         return src, res
 
     def lint_file(self, path: Path) -> FileResult:
@@ -245,6 +251,7 @@ class Engine:
             return result
         assert surface is not None
         result.is_launch_file = surface.is_launch_file
+        result.depends_on.update(surface.reads)
         if surface.is_launch_file:
             for p in surface.problems:
                 diags.append(self._engine_diag("KL001", Location(path, p.span), p.message))

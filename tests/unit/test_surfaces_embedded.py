@@ -423,3 +423,23 @@ services:
 """
     assert read(k8s).launches == ()
     assert read(compose, "compose.yaml").launches == ()
+
+
+def test_a_changed_dockerfile_reads_the_compose_launch_again(tmp_path: Path) -> None:
+    # the compose file's launch was read through the Dockerfile its `build:` names: the lint
+    # depends on it (the server re-lints on its change) and the engine reads the compose again
+    from kimi_lsp.engine import Engine
+    from kimi_lsp.workspace import Workspace
+
+    (tmp_path / ".git").mkdir()
+    dockerfile = tmp_path / "Dockerfile"
+    dockerfile.write_text('FROM lmsysorg/sglang:v0.5.9\nENTRYPOINT ["/start.sh"]\n')
+    compose = tmp_path / "compose.yaml"
+    compose.write_text("services:\n  server:\n    build: .\n    command: --model-path m --enable-dp-attenton\n")
+    eng = Engine(Workspace(tmp_path))
+    first = eng.lint_file(compose)
+    assert first.launches == 0 and dockerfile in first.depends_on
+    dockerfile.write_text('FROM lmsysorg/sglang:v0.5.9\nENTRYPOINT ["python3", "-m", "sglang.launch_server"]\n')
+    eng.invalidate(dockerfile)  # the watcher's event for the Dockerfile only
+    again = eng.lint_file(compose)
+    assert again.launches == 1 and [d.code for d in again.diagnostics] == ["KL201"]

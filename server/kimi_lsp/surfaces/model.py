@@ -108,6 +108,9 @@ class SurfaceResult:
     # Whether the file is (or looks like) a launch file at all; unrelated files produce nothing.
     is_launch_file: bool = False
     notes: tuple[str, ...] = field(default=())
+    # Other files the reader read from disk to find the launches (the Dockerfile a compose
+    # `build:` or a `docker build -t` names): a change to one changes this file's launches.
+    reads: tuple[Path, ...] = field(default=())
 
 
 def mentions_sglang(text: str) -> bool:

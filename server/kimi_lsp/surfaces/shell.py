@@ -462,6 +462,7 @@ def _built_image_launches(
         return []
     from kimi_lsp.surfaces.dockerfile import image_entrypoint  # (dockerfile imports this module)
 
+    ctx.reads.append(build.dockerfile)
     try:
         if not build.dockerfile.is_file() or build.dockerfile.stat().st_size > _MAX_DOCKERFILE:
             return []
@@ -588,6 +589,7 @@ class LaunchContext:
     depth: int = 0
     image: Located[str] | None = None  # the container image the launches run in (FROM, docker run)
     built: dict[str, _Build] = field(default_factory=dict)  # `docker build -t TAG`: TAG's Dockerfile
+    reads: list[Path] = field(default_factory=list)  # files read from disk (SurfaceResult.reads)
 
 
 
@@ -1296,9 +1298,11 @@ def read_shell(path: Path, text: str) -> SurfaceResult:
         shown = ", ".join(str(n + 1) for n in prose[:3]) + (", …" if len(prose) > 3 else "")
         doubt = f"the file reads as notes, not a script: sentences at lines {shown}"
         launches = [lc if lc.doubt is not None else replace(lc, doubt=doubt) for lc in launches]
-        return SurfaceResult(launches=tuple(launches), is_launch_file=bool(launches) or mentions_sglang(text))
+        return SurfaceResult(launches=tuple(launches), is_launch_file=bool(launches) or mentions_sglang(text),
+                             reads=tuple(dict.fromkeys(ctx.reads)))
     return SurfaceResult(
         launches=tuple(launches),
         problems=tuple(problems),
         is_launch_file=bool(launches) or (bool(problems) and mentions_sglang(text)),
+        reads=tuple(dict.fromkeys(ctx.reads)),
     )

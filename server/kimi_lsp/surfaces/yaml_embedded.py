@@ -24,6 +24,7 @@ Three shapes are recognised anywhere in any document:
 from __future__ import annotations
 
 import bisect
+import os
 import re
 from typing import cast
 from pathlib import Path
@@ -93,6 +94,7 @@ class _Walker:
         self.controls = masked.controls if masked is not None else ()
         self.launches: list[LaunchCommand] = []
         self.seen: set[int] = set()
+        self.reads: list[Path] = []  # Dockerfiles read for a compose `build:` (SurfaceResult.reads)
         # Where "sglang" is written (any case): a collection whose text has none holds no launch
         # (mentions_sglang gates every one), so most of a large manifest is never walked.
         self.mentions = _offsets_of_sglang(y.text)
@@ -269,7 +271,7 @@ class _Walker:
         (it replaces only ``CMD``), so the command's words are the launch's arguments. The
         ENTRYPOINT's own words are placed on the ``build:`` value (they are written in the
         Dockerfile: not exact, no fix edits them), as is the image's ``ENV``."""
-        built = _build_entrypoint(self.y, by_key.get("build"), self.ctx.path)
+        built = _build_entrypoint(self.y, by_key.get("build"), self.ctx.path, self.reads)
         if built is None:
             return []
         values, image_env, at = built
@@ -376,6 +378,7 @@ def read_embedded(
         launches=launches,
         problems=problems,
         is_launch_file=bool(launches) or (bool(problems) and mentions_sglang(text)),
+        reads=tuple(dict.fromkeys(walker.reads)),
     )
 
 
@@ -416,9 +419,12 @@ def _placed_word(value: str, at: Span) -> Word:
     return Word(Token(value, at, exact=False), chars)
 
 
-def _build_entrypoint(y: YamlText, node: Node | None, compose: Path) -> tuple[list[str], list[EnvVar], Span] | None:
+def _build_entrypoint(
+    y: YamlText, node: Node | None, compose: Path, reads: list[Path]
+) -> tuple[list[str], list[EnvVar], Span] | None:
     """The exec-form ENTRYPOINT (and ENV) of the image a compose ``build:`` makes, with the span
-    of the ``build:`` value it is placed on; None when it cannot be known from files here."""
+    of the ``build:`` value it is placed on; None when it cannot be known from files here. The
+    Dockerfile looked at goes to ``reads`` (found or not: creating it changes the launch)."""
     from kimi_lsp.surfaces.dockerfile import image_entrypoint  # only a built service needs it
 
     if isinstance(node, ScalarNode) and node.tag == STR_TAG:
@@ -438,7 +444,8 @@ def _build_entrypoint(y: YamlText, node: Node | None, compose: Path) -> tuple[li
         name = fields["dockerfile"].value.strip() if "dockerfile" in fields else "Dockerfile"
         if "$" in ctx_dir + name or "://" in ctx_dir or ctx_dir.startswith("git@") or not name:
             return None  # a variable, or a remote context: not a file here
-        file = compose.parent / ctx_dir / name
+        file = Path(os.path.normpath(compose.parent / ctx_dir / name))
+        reads.append(file)
         try:
             if not file.is_file() or file.stat().st_size > _MAX_DOCKERFILE:
                 return None
