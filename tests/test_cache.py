@@ -355,3 +355,16 @@ def test_kimi_lsps_own_group_writable_directory_is_made_private(example: Path, t
     check(["--check", LAUNCH], example, monkeypatch, capsys, expect_hit=False)
     check(["--check", LAUNCH], example, monkeypatch, capsys, expect_hit=True)
     assert all(stat.S_IMODE(d.stat().st_mode) == 0o755 for d in (own, own / "results-v2"))
+
+
+def test_editing_the_dockerfile_a_compose_build_names_is_a_miss(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    # the compose launch is read through the Dockerfile's ENTRYPOINT: the entry keys on that file
+    project = _project(FIXTURES / "compose_build_entrypoint", tmp_path / "built")
+    _, before = check(["--check", "compose.yaml"], project, monkeypatch, capsys, expect_hit=False)
+    assert "--enable-dp-attenton" in before
+    check(["--check", "compose.yaml"], project, monkeypatch, capsys, expect_hit=True)
+    dockerfile = project / "Dockerfile"
+    dockerfile.write_text(dockerfile.read_text().replace('"python3", "-m", "sglang.launch_server", ', '"/start.sh", '))
+    _, after = check(["--check", "compose.yaml"], project, monkeypatch, capsys, expect_hit=False)
+    assert "--enable-dp-attenton" not in after

@@ -462,7 +462,10 @@ def _built_image_launches(
         return []
     from kimi_lsp.surfaces.dockerfile import image_entrypoint  # (dockerfile imports this module)
 
+    from kimi_lsp.workspace import touched
+
     ctx.reads.append(build.dockerfile)
+    touched(build.dockerfile)  # read around the Workspace: the --check result cache must key on it
     try:
         if not build.dockerfile.is_file() or build.dockerfile.stat().st_size > _MAX_DOCKERFILE:
             return []

@@ -46,6 +46,7 @@ from kimi_lsp.surfaces.shell import (
 )
 from kimi_lsp.syntax.yaml import STR_TAG, Loaded, Masked, YamlText
 from kimi_lsp.text import Located, Span
+from kimi_lsp.workspace import touched
 
 _ENV_KEYS = frozenset({"env", "environment", "envs", "variables"})
 _CONTAINER_KEYS = ("entrypoint", "command", "args")
@@ -446,6 +447,7 @@ def _build_entrypoint(
             return None  # a variable, or a remote context: not a file here
         file = Path(os.path.normpath(compose.parent / ctx_dir / name))
         reads.append(file)
+        touched(file)  # read around the Workspace: the --check result cache must key on it
         try:
             if not file.is_file() or file.stat().st_size > _MAX_DOCKERFILE:
                 return None
