@@ -130,3 +130,10 @@ def test_entry_point_script_handed_a_launch_is_a_guessed_launch() -> None:
     for ep in ('["/bin/sh"]', '["tail", "-f"]', '["/usr/bin/env"]'):
         other = text.replace('["/opt/nvidia/nvidia_entrypoint.sh"]', ep)
         assert all(lc.doubt is None for lc in read_dockerfile(Path("/project/Dockerfile"), other).launches)
+
+
+def test_docker_run_entry_point_script_handed_a_launch() -> None:
+    text = "docker run --entrypoint /opt/entrypoint.sh img python3 -m sglang.launch_server --model-path m\n"
+    (launch,) = find_launches(text, P, Surface.SHELL)
+    assert [t.value for t in launch.argv] == ["--model-path", "m"]
+    assert launch.doubt is not None and "/opt/entrypoint.sh" in launch.doubt

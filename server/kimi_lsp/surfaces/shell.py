@@ -385,7 +385,8 @@ def _docker_launches(
         launches = launches_from_words(command, ctx, run_env, head)
         if not launches and sub == "run":
             launches = _built_image_launches(target, command, ctx, run_env, head)
-        return launches
+        # `--entrypoint /entrypoint.sh IMAGE python3 -m sglang.launch_server ...`
+        return launches or entry_script_launches(command, ctx, run_env, head)
     finally:
         ctx.image, ctx.own_pins = saved
 
