@@ -74,7 +74,7 @@ def read_markdown(
 
         got = read_dockerfile(path, md.code_view(text, [block]))
         launches.extend(_as_doc(lc) for lc in got.launches)
-    return SurfaceResult(launches=tuple(launches), is_launch_file=bool(launches))
+    return SurfaceResult(launches=tuple(launches), is_launch_file=bool(launches), reads=tuple(dict.fromkeys(ctx.reads)))
 
 
 def shell_block_launches(text: str, block: md.CodeBlock, ctx: LaunchContext, base: int = 0) -> list[LaunchCommand]:
