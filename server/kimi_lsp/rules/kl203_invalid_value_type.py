@@ -96,9 +96,12 @@ def check(ctx: LaunchContext) -> Iterator[Violation]:
 
 
 def _first_exit(problems: tuple[ArgProblem, ...]) -> ArgProblem | None:
-    """The error sglang prints: argparse classifies every word before consuming any, so the first
-    ambiguous option of the whole argv wins over a missing or explicit value before it; otherwise
-    the first of those (argparse exits at it). The replay reads on past each (launch.parse_words)."""
+    """The error sglang prints on the Pythons its images run (3.10, 3.11, 3.12 up to 3.12.7): that
+    argparse classifies every word before consuming any and raises at the first ambiguous option
+    then, so it wins over a missing or explicit value before it; otherwise the first of those
+    (argparse exits at it). From 3.12.8 and 3.13.1 (CPython gh-58573) the ambiguity is raised as
+    the option is consumed: the first of all three in argv order. The replay reads on past each
+    (launch.parse_words)."""
     exits = (ArgProblemKind.MISSING_VALUE, ArgProblemKind.EXPLICIT_VALUE)
     return (next((p for p in problems if p.kind is ArgProblemKind.AMBIGUOUS), None)
             or next((p for p in problems if p.kind in exits), None))
@@ -111,7 +114,8 @@ def _reported_first(prob: ArgProblem, first: ArgProblem | None) -> str:
         return ""
     head = first.token.value.split("=", 1)[0]
     if first.kind is ArgProblemKind.AMBIGUOUS:
-        return f" (sglang reports the ambiguous `{head}` first)"
+        # later Pythons report in argv order (_first_exit): say which ones report the ambiguity
+        return f" (sglang reports the ambiguous `{head}` first, on Python up to 3.12.7)"
     return f" (sglang stops at `{head}` first)"
 
 
