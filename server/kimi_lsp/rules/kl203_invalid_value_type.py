@@ -96,12 +96,12 @@ def check(ctx: LaunchContext) -> Iterator[Violation]:
 
 
 def _first_exit(problems: tuple[ArgProblem, ...]) -> ArgProblem | None:
-    """The error sglang prints on the Pythons its images run (3.10, 3.11, 3.12 up to 3.12.7): that
-    argparse classifies every word before consuming any and raises at the first ambiguous option
-    then, so it wins over a missing or explicit value before it; otherwise the first of those
-    (argparse exits at it). From 3.12.8 and 3.13.1 (CPython gh-58573) the ambiguity is raised as
-    the option is consumed: the first of all three in argv order. The replay reads on past each
-    (launch.parse_words)."""
+    """The error sglang prints on Python 3.10, 3.11 and 3.12 up to 3.12.7 (Ubuntu 22.04 ships
+    3.10.12, 24.04 3.12.3): argparse classifies every word before consuming any and raises at the
+    first ambiguous option then, so it wins over a missing or explicit value before it; otherwise
+    the first of those (argparse exits at it). From 3.12.8 and 3.13.1 (CPython gh-58573) the
+    ambiguity is raised as the option is consumed: the first of all three in argv order. The
+    replay reads on past each (launch.parse_words)."""
     exits = (ArgProblemKind.MISSING_VALUE, ArgProblemKind.EXPLICIT_VALUE)
     return (next((p for p in problems if p.kind is ArgProblemKind.AMBIGUOUS), None)
             or next((p for p in problems if p.kind in exits), None))
