@@ -184,3 +184,19 @@ def test_reading_argv_growth_is_linear_in_the_launch_lists() -> None:
 
     assert len(run(3).launches) == 3
     assert growth(run, 50) < 6
+
+
+def test_a_command_concatenated_from_literals_and_numbers_in_fields_are_read() -> None:
+    code = (
+        "MODEL = 'Qwen/Qwen3-8B'\n"
+        "ARGS = '--tp 8'\n"
+        "frac = 0.85\n"
+        "cmd = 'python -m sglang.launch_server --model-path ' + MODEL + ' ' + ARGS\n"
+        "cmd2 = f'python -m sglang.launch_server --model-path {MODEL} --mem-fraction-static {frac} --dp {dp}'\n"
+        "subprocess.run('python3 -m sglang.launch_server ' + ' '.join(sys.argv[1:]), shell=True)\n"  # a part unknown: not read
+    )
+    first, second = read(code, "cmds.py").launches
+    assert _argv_words(code, first) == ["--model-path", "Qwen/Qwen3-8B", "--tp", "8"]
+    assert first.argv[1].span.start == code.index("Qwen/")  # where the name's value is written
+    assert _argv_words(code, second) == ["--model-path", "Qwen/Qwen3-8B", "--mem-fraction-static", "0.85", "--dp", "?"]
+    assert second.argv[3].span.start == code.index("0.85")

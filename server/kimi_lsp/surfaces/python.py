@@ -198,6 +198,28 @@ class _Reader:
         for node, parent in _string_sites(body):
             self.string(node, parent, env)
 
+    def text_of(self, node: ast.expr, env: dict[str, ast.expr]) -> tuple[str, list[tuple[int, int]]] | None:
+        """The located text of a string literal, an f-string, or a ``+`` of them and of names
+        bound once to one (None: a part is not known)."""
+        parts = _operands(node)
+        if len(parts) > 1:
+            value = ""
+            units: list[tuple[int, int]] = []
+            for part in parts:
+                if isinstance(part, ast.Name) and isinstance(env.get(part.id), (ast.Constant, ast.JoinedStr)):
+                    part = env[part.id]
+                got = self.text_of(part, env) if not isinstance(part, ast.BinOp) else None
+                if got is None:
+                    return None
+                value, units = value + got[0], units + got[1]
+            return value, units
+        sv = py.string_value(self.code, self.lines, node)
+        if sv is None:
+            return None
+        if sv.placeholders:
+            return self.fill_fields(sv.value, list(sv.units), env)
+        return _format_fields(sv.value, list(sv.units))
+
     def fill_fields(self, value: str, units: list[tuple[int, int]],
                     env: dict[str, ast.expr]) -> tuple[str, list[tuple[int, int]]]:
         """An f-string's ``{name}`` field whose name is bound once in the scope to a plain string
@@ -215,9 +237,13 @@ class _Reader:
             inner = field[1:-1].strip() if field.startswith("{") and field.endswith("}") else ""
             bound = env.get(inner) if inner.isidentifier() else None
             sv = py.string_value(self.code, self.lines, bound) if isinstance(bound, ast.Constant) else None
+            number = _number_text(self.code, self.lines, bound)
             if sv is not None and not sv.placeholders:
                 out_chars.append(sv.value)
                 out_units.extend(sv.units)
+            elif number is not None:  # `tp = 8` a few lines up: `{tp}` is 8, where it is written
+                out_chars.append(number[0])
+                out_units.extend(number[1])
             else:
                 out_chars.append(value[k:end])
                 out_units.extend(units[k:end])
@@ -264,14 +290,10 @@ class _Reader:
     def string(self, node: ast.expr, parent: ast.AST, env: dict[str, ast.expr]) -> None:
         if isinstance(node, ast.Constant) and (not isinstance(node.value, str) or not mentions_sglang(node.value)):
             return
-        sv = py.string_value(self.code, self.lines, node)
-        if sv is None or not mentions_sglang(sv.value):
+        got = self.text_of(node, env)
+        if got is None or not mentions_sglang(got[0]):
             return
-        value, units = sv.value, list(sv.units)
-        if sv.placeholders:
-            value, units = self.fill_fields(value, units, env)
-        else:
-            value, units = _format_fields(value, units)
+        value, units = got
         ctx = LaunchContext(self.path, self.surface, self.path.parent)
         self.out.extend(launches_in_source(self.chars(value, units), ctx))
 
@@ -532,6 +554,18 @@ class _Growth:
         return out
 
 
+def _number_text(code: str, lines: py.Lines, node: ast.AST | None) -> tuple[str, list[tuple[int, int]]] | None:
+    """An int or float literal as an f-string field shows it (``str``), located where it is
+    written when it is written so (``8``, ``0.85``); None for anything else."""
+    if not isinstance(node, ast.Constant) or isinstance(node.value, bool) or not isinstance(node.value, (int, float)):
+        return None
+    text = str(node.value)
+    a, b = lines.span(node)
+    if code[a:b] != text:
+        return None  # `1e3`, `0x10`, `1_000`: shown otherwise than written
+    return text, [(a + k, a + k + 1) for k in range(len(text))]
+
+
 def _pos(node: ast.AST) -> tuple[int, int]:
     return getattr(node, "lineno", 0), getattr(node, "col_offset", 0)
 
@@ -585,6 +619,10 @@ def _string_sites(body: list[ast.stmt]) -> Iterator[tuple[ast.expr, ast.AST]]:
         for child in children:
             if isinstance(child, (ast.Constant, ast.JoinedStr)):
                 yield child, node
+            elif isinstance(child, ast.BinOp) and isinstance(child.op, ast.Add) and all(
+                isinstance(o, (ast.Constant, ast.JoinedStr, ast.Name)) for o in _operands(child)
+            ):
+                yield child, node  # `"python -m sglang.launch_server " + ARGS`: read when every part is known
 
 
 def _format_fields(value: str, units: list[tuple[int, int]]) -> tuple[str, list[tuple[int, int]]]:
