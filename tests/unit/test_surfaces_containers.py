@@ -126,6 +126,10 @@ def test_entry_point_script_handed_a_launch_is_a_guessed_launch() -> None:
     (launch,) = read_dockerfile(Path("/project/Dockerfile"), text).launches
     assert [t.value for t in launch.argv] == ["--model-path", "m"]
     assert launch.doubt is not None and "nvidia_entrypoint.sh" in launch.doubt
+    # a shell running the script (`bash /entrypoint.sh`) hands it the launch the same way
+    bash = text.replace('["/opt/nvidia/nvidia_entrypoint.sh"]', '["bash", "/docker-entrypoint.sh"]')
+    (launch,) = read_dockerfile(Path("/project/Dockerfile"), bash).launches
+    assert launch.doubt is not None and "/docker-entrypoint.sh" in launch.doubt
     # a shell or a program that is no entry-point script is not looked through
     for ep in ('["/bin/sh"]', '["tail", "-f"]', '["/usr/bin/env"]'):
         other = text.replace('["/opt/nvidia/nvidia_entrypoint.sh"]', ep)

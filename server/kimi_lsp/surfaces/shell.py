@@ -504,6 +504,8 @@ def entry_script_launches(
 ) -> list[LaunchCommand]:
     """The launch an entry-point script is handed as its arguments (``/entrypoint.sh python3 -m
     sglang.launch_server ...``), with a doubt; none when the first word is no such script."""
+    if len(words) > 2 and basename(words[0].value) in SHELLS:
+        words = words[1:]  # `bash /entrypoint.sh python3 -m ...`: the shell runs the script
     if len(words) < 2 or not _ENTRY_SCRIPT.fullmatch(words[0].value) or basename(words[0].value) in SHELLS:
         return []
     doubt = _ENTRY_SCRIPT_DOUBT.format(script=words[0].value)
