@@ -15,7 +15,6 @@ accepted (a newer router may have added it).
 """
 from __future__ import annotations
 
-import json
 import os
 from functools import cache
 
@@ -64,9 +63,10 @@ class EntryParser:
 
 @cache
 def _data() -> dict[str, Any]:
+    from kimi_lsp.knowledge import _compiled  # a launch of one of these entry points reads the table
+
     try:
-        with open(_DATA, encoding="utf-8") as fh:
-            data = json.load(fh)
+        data = _compiled.load_json(_DATA)
         if not isinstance(data, dict) or data.get("format") != 1:
             return {}
         return data
