@@ -443,3 +443,23 @@ def test_a_changed_dockerfile_reads_the_compose_launch_again(tmp_path: Path) -> 
     eng.invalidate(dockerfile)  # the watcher's event for the Dockerfile only
     again = eng.lint_file(compose)
     assert again.launches == 1 and [d.code for d in again.diagnostics] == ["KL201"]
+
+
+def test_compose_shell_c_entrypoint_with_a_string_command_does_not_run_it() -> None:
+    # compose splits a string command into words: `sh -c` runs only the first (docker/compose#12403)
+    text = """\
+services:
+  split:
+    image: lmsysorg/sglang:v0.5.9
+    entrypoint: ["/bin/bash", "-lc"]
+    command: python3 -m sglang.launch_server --model-path m --tp 2
+  whole:
+    image: lmsysorg/sglang:v0.5.9
+    entrypoint: ["sh", "-c"]
+    command: "'python3 -m sglang.launch_server --model-path m'"
+"""
+    split, whole = read(text, "compose.yaml").launches
+    assert [t.value for t in split.argv] == ["--model-path", "m", "--tp", "2"]
+    assert split.doubt is not None and "`/bin/bash -lc` runs only `python3`" in split.doubt
+    assert split.image is not None and split.image.value == "lmsysorg/sglang:v0.5.9"
+    assert whole.doubt is None and [t.value for t in whole.argv] == ["--model-path", "m"]

@@ -38,12 +38,14 @@ from kimi_lsp.surfaces.shell import (
     LaunchContext,
     MappedSource,
     Word,
+    basename,
     entry_script_launches,
     launches_from_commands,
     launches_from_words,
     lex,
     mentions_sglang,
 )
+from kimi_lsp.syntax.shell import SHELLS
 from kimi_lsp.syntax.yaml import STR_TAG, Loaded, Masked, YamlText
 from kimi_lsp.text import Located, Span
 from kimi_lsp.workspace import touched
@@ -216,10 +218,13 @@ class _Walker:
         """Launches of a command/args (or entrypoint/command) mapping; the nodes it used."""
         words: list[Word] = []
         used: set[int] = set()
+        entry_words = 0
         for key in _CONTAINER_KEYS:
             node = by_key.get(key)
             if node is None:
                 continue
+            if key == "command":
+                entry_words = len(words)
             if isinstance(node, SequenceNode):
                 for item, span in self.y.seq_items(node):
                     if isinstance(item, ScalarNode):
@@ -241,6 +246,8 @@ class _Walker:
             found = self._built_launches(by_key, words, env)
         if not found:
             found = entry_script_launches(words, self.ctx, env)  # command: [/start.sh], args: [python3, ...]
+        if not found and self.ctx.surface is Surface.COMPOSE:
+            found = self._split_script(by_key, words[:entry_words], env, used)
         if not found:
             return set()
         image = self._image(by_key)
@@ -251,6 +258,32 @@ class _Walker:
             found = [replace(f, doubt=doubt) for f in found]
         self.launches.extend(found)
         return used
+
+    def _split_script(
+        self, by_key: dict[str, Node], entry: list[Word], env: tuple[EnvVar, ...], used: set[int]
+    ) -> list[LaunchCommand]:
+        """``entrypoint: [sh, -c]`` with a string ``command: python3 -m sglang.launch_server ...``:
+        compose splits a string command into words, so the shell's script is only the first word
+        and the launch never runs as written. It is read (it is what the author meant) with a
+        doubt that says so, and the command is not read again as a script."""
+        node = by_key.get("command")
+        if (
+            len(entry) != 2
+            or basename(entry[0].value) not in SHELLS
+            or _C_OPTION.fullmatch(entry[1].value) is None
+            or not isinstance(node, ScalarNode)
+            or node.tag != STR_TAG
+        ):
+            return []
+        commands, _problems = lex(_chars(self.y, node))
+        if not commands or len(commands) + len(commands[0].words) < 3:
+            return []  # one word (`command: "'python3 -m ...'"`): the shell gets it whole
+        found = launches_from_commands(commands, self.ctx, env)
+        if found:
+            used.add(id(node))
+        first = commands[0].words[0].value if commands[0].words else node.value.split()[0]
+        doubt = _SPLIT_DOUBT.format(shell=" ".join(w.value for w in entry), first=first)
+        return [replace(f, doubt=f.doubt or doubt) for f in found]
 
     def _built_service(self, node: MappingNode, env: tuple[EnvVar, ...], depth: int) -> None:
         """A compose service that does not name sglang itself: read only when it is built here
@@ -407,6 +440,13 @@ def _operator_words(cmd: LaunchCommand, kind: str) -> LaunchCommand:
     end = cmd.span.end
     word = Token(f"${{{kind}_OPERATOR_ARGS}}", Span(end, end), exact=False)
     return replace(cmd, argv=cmd.argv + (word,))
+
+
+_C_OPTION = _regex.compile(r"-[a-z]*c[a-z]*")  # sh -c, bash -lc, sh -ec
+_SPLIT_DOUBT = (
+    "this launch does not run as written: compose splits a string `command:` into words, so "
+    "`{shell}` runs only `{first}` (give the command as a one-item list to run it)"
+)
 
 
 # A Dockerfile named by a compose ``build:`` is read from disk only when it is this small (the
