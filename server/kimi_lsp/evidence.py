@@ -78,6 +78,9 @@ _IMAGE_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ01
 _IMAGE_NAME = re.compile(r"sglang|sgl-dev", re.IGNORECASE)
 # another package of the sglang project, with its own version numbers
 _NOT_SGLANG_IMAGE = re.compile(r"router|gateway|kt-kernel|sgl-kernel|diffusion", re.IGNORECASE)
+# another project's image that ships sglang inside, tagged with that project's own release
+# (NVIDIA Dynamo's `ai-dynamo/sglang-runtime:0.4.1` is Dynamo 0.4.1, not sglang 0.4.1)
+_VENDOR_IMAGE = re.compile(r"(?:^|/)(?:ai-)?dynamo(?:/|$)", re.IGNORECASE)
 _TAG_RELEASE = re.compile(rf"^v?(?P<version>{_VERSION})(?:[-_.+][\w.+-]*)?$")
 _PIN = re.compile(
     r"(?<![\w.-])sglang(?:\[[^\]\n]{0,80}\])?[ \t]{0,8}(?P<spec>(?:===?|>=|~=|<=|!=|>|<)[ \t]{0,8}v?[\w.*+!-]{1,40}"
@@ -276,7 +279,7 @@ def _image_releases(ref: str, location: Location, place: Placer) -> tuple[tuple[
         if official.beyond or (tag and not official.moving and "digest" not in official.why):
             return _MAIN_BUILD  # `dev`, a nightly, a model's own build (`gemma4`): newer code than a release
         return None  # `latest` or a digest: names no release
-    if _NOT_SGLANG_IMAGE.search(repo.rsplit("/", 1)[-1]):
+    if _NOT_SGLANG_IMAGE.search(repo.rsplit("/", 1)[-1]) or _VENDOR_IMAGE.search(repo):
         return None
     m = _TAG_RELEASE.match(tag)
     return _placed(m.group("version")) if m else None

@@ -49,6 +49,7 @@ def test_each_kind_names_its_release_at_its_place(text: str, releases: tuple[str
 @pytest.mark.parametrize("text", [
     "image: lmsysorg/sglang:latest\n",  # a moving tag names no release
     "image: lmsysorg/sglang-router:0.1.5\n",  # another package of the project, its own versions
+    "image: nvcr.io/nvidia/ai-dynamo/sglang-runtime:0.4.1\n",  # Dynamo 0.4.1 (sglang inside), not sglang 0.4.1
     "pip install sglang-router==0.2.1\n",
     "image: lmsysorg/sglang@sha256:" + "a" * 64 + "\n",
     "SGLang 0.3.0 was the first release with RadixAttention\n",  # older than every schema
