@@ -84,6 +84,7 @@ def test_rule_codes_are_read_case_insensitively_everywhere() -> None:
     ("select", [], "[]"),
     ("ignore", ["KL1", "nope"], '["KL1", "nope"]'),
     ("sglang-version", "x.y", '"x.y"'),
+    ("sglang-version", "0.0.0", '"0.0.0"'),  # no sglang release is numbered below 0.1 (issue 30)
     ("target-gpu", "bogus", '"bogus"'),
     ("flashinfer-target", 5, "5"),
 ])
@@ -96,6 +97,14 @@ def test_invalid_values_fail_closed_with_one_message(key: str, value: object, to
     attr = key.replace("-", "_")
     assert getattr(toml, attr) == ((("KL1",) if key == "ignore" else getattr(config.Settings(), attr)))
     assert ed.overrides == ({"ignore": ("KL1",)} if key == "ignore" else {})
+
+
+def test_an_sglang_release_below_0_1_is_refused_and_an_old_real_one_is_not() -> None:
+    """0.0.0 names no sglang release (KL002); 0.3.6 is a real one kimi-lsp has no schema for:
+    accepted here, and said on each launch to go unchecked (engine)."""
+    assert settings_schema.sglang_version_problem("0.0.0")
+    assert settings_schema.sglang_version_problem("0.3.6") is None
+    assert project('sglang-version = "0.3.6"\n').sglang_version == "0.3.6"
 
 
 def test_a_code_list_may_be_one_string_in_the_editor_only() -> None:

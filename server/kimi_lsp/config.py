@@ -42,6 +42,7 @@ def known_codes() -> tuple[str, ...]:
 
 gpu_problem = schema.gpu_problem
 version_problem = schema.version_problem
+sglang_version_problem = schema.sglang_version_problem
 
 
 def flashinfer_target_problem(text: str) -> str | None:

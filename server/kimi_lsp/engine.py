@@ -314,6 +314,12 @@ class Engine:
                 candidates = every_release()
             out = self._lint_unknown_release(cmd, src, settings, result, governing, _unknown_why(release, ws),
                                              candidates, release, _beyond_data(release))
+            if candidates == () and (release.version is not None or release.source_kind == "manifest"):
+                # A release older than every schema (`sglang==0.3.6`, image v0.3.6), or a range
+                # admitting none of them (`sglang<0.4`): no schema can judge it (0.4.0's would
+                # report options 0.3.x had), yet silence would read as "checked, all fine": say
+                # that the arguments went unchecked (fail closed).
+                out.append(_older_than_data(cmd, release, ws))
         out.extend(self._stale(cmd, src, settings, result, governing, release, schema, out))
         if cmd.doubt is not None:
             out = [_as_doubtful(d, cmd.doubt) for d in out]
@@ -777,6 +783,27 @@ def neighbours(version: str) -> tuple[str, ...] | None:
     if not above:
         return None
     return (below[-1], above[0]) if below else ()  # older than every schema: none speaks for it
+
+
+def _older_than_data(cmd: LaunchCommand, release: ReleaseResolution, workspace: Workspace) -> Diagnostic:
+    """A warning on a launch whose named release is older than every shipped schema (or whose
+    range admits none of them): its arguments are not checked (the mirror of a release newer than the data, which is judged by
+    the newest schema; the oldest one would call options that 0.3.x had unknown)."""
+    from kimi_lsp.pep440 import Version
+    from kimi_lsp.release import describe
+
+    shipped = shipped_versions()
+    if release.version is None:  # a range admitting no shipped release
+        message = (f"not checked: {release.why}, and it admits no release kimi-lsp knows ({shipped[0]} to "
+                   f"{shipped[-1]}): this launch's arguments are not checked")
+    else:
+        never = " (no sglang release is numbered below 0.1)" if Version(release.version) < Version("0.1") else ""
+        message = (f"not checked: {describe(release, workspace)}{never} is older than every release kimi-lsp knows "
+                   f"({shipped[0]} to {shipped[-1]}): this launch's arguments are not checked")
+    related: tuple[Related, ...] = ()
+    if release.location is not None and release.location.path != cmd.path:
+        related = (Related(release.location, f"sglang {release.version or 'range'} named here"),)
+    return Diagnostic("KL001", message, Location(cmd.path, cmd.span), Severity.WARNING, (), related)
 
 
 def _beyond_data(release: ReleaseResolution) -> bool:

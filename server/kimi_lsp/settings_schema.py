@@ -173,6 +173,17 @@ def version_problem(text: str) -> str | None:
     return None
 
 
+def sglang_version_problem(text: str) -> str | None:
+    """``version_problem``, and a version no sglang release can have: its releases begin at 0.1
+    (a real release older than kimi-lsp's data is said on each launch instead: not checked)."""
+    from kimi_lsp.pep440 import Version
+
+    why = version_problem(text)
+    if why is None and Version(text) < Version("0.1"):
+        return f"no sglang release is numbered below 0.1: {text!r}"
+    return why
+
+
 def severity_name(value: object) -> str | None:
     """``error``/``warning``/``info`` for a severity as written (aliases, any case); None if none."""
     if not isinstance(value, str):
@@ -196,7 +207,10 @@ def check(setting: Setting, value: object, known: Sequence[str], *, loose_lists:
         if not isinstance(value, str) or not value.strip():
             return Checked(None, ("expected a non-empty string",))
         text = value.strip()
-        why = version_problem(text) if kind == "version" else gpu_problem(text)
+        if kind == "gpu":
+            why = gpu_problem(text)
+        else:
+            why = sglang_version_problem(text) if setting.key == "sglang-version" else version_problem(text)
         return Checked(None, (why,)) if why else Checked(text)
     if kind == "path":
         if not isinstance(value, str):

@@ -237,7 +237,11 @@ def test_unshipped_release_is_unknown_and_says_why(tmp_path: Path, monkeypatch) 
     image = "lmsysorg/sglang:v0.3.6-cu124"  # older than every shipped schema
     (tmp_path / "Dockerfile").write_text(DOCKERFILE.format(image=image))
     _with_image(monkeypatch, image)
-    assert _lint(tmp_path, "Dockerfile") == []  # no schema speaks for a release older than all of them
+    # no schema speaks for a release older than all of them: one warning says the launch went
+    # unchecked, never a silent pass (issue 30)
+    old = _lint(tmp_path, "Dockerfile")
+    assert [(d.code, d.severity) for d in old] == [("KL001", Severity.WARNING)]
+    assert "older than every release kimi-lsp knows" in old[0].message and "not checked" in old[0].message
     image = "lmsysorg/sglang:v0.5.2rc2-cu126"  # a release candidate: judged by its neighbours
     (tmp_path / "Dockerfile").write_text(DOCKERFILE.format(image=image))
     _with_image(monkeypatch, image)

@@ -153,7 +153,7 @@ def usage_problems(ns: SimpleNamespace) -> list[str]:
             if why is not None:
                 out.append(f"{flag}: {why}")
     if ns.sglang_version is not None:
-        why = config.version_problem(ns.sglang_version.strip()) if ns.sglang_version.strip() else "empty"
+        why = config.sglang_version_problem(ns.sglang_version.strip()) if ns.sglang_version.strip() else "empty"
         if why is not None:
             out.append(f"--sglang-version: {why}")
     if ns.target_gpu is not None:
