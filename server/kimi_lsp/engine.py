@@ -450,6 +450,15 @@ class Engine:
         for d in there:
             if d.code != "KL201" or _diag_key(d)[1:] in already:
                 continue
+            module = _module_gone(cmd, d, judged)
+            if module:
+                # `python -m sglang.bench_one_batch`: a module the launch's release has, removed since
+                runs = f"`python -m {module}` runs on sglang {on}" if len(judged) == 1 else \
+                    f"`python -m {module}` runs on at least one of sglang {on}"
+                message = f"{runs} ({whose}), but not on today's sglang {newest_version}: {d.message}"
+                out.append(Diagnostic("KL240", message, d.location, Severity.INFO, (),
+                                      (*d.related, *_evidence_related(release)), d.data))
+                continue
             if not _accepted_by_any(d, judged_schemas, self.workspace):
                 continue  # not a flag the launch's release has either (or a file it never reads)
             valid = f"Valid on sglang {on}" if len(judged) == 1 else f"Valid on at least one of sglang {on}"
@@ -878,6 +887,20 @@ def _name_release(d: Diagnostic, release: ReleaseResolution, workspace: Workspac
     if release.location is not None and release.source_kind != "setting":
         related = (*related, Related(release.location, f"sglang {release.version} assumed from this {_KIND_WORDS.get(release.source_kind, release.source_kind)}"))
     return Diagnostic(d.code, f"{d.message} ({describe(release, workspace)})", d.location, d.severity, d.fixes, related, d.data)
+
+
+def _module_gone(cmd: LaunchCommand, d: Diagnostic, judged: tuple[str, ...]) -> str:
+    """The entry-point module ``d`` says today's release lacks (KL201 on the program's words:
+    ``python -m sglang.bench_one_batch`` from 0.5.21 on), when at least one of the ``judged``
+    releases has it; "" otherwise."""
+    if cmd.entry is not Entry.NO_CONFIG or d.location.path != cmd.path or d.location.span != cmd.program.span:
+        return ""
+    from kimi_lsp.knowledge.entry_points import missing_module, module_of
+
+    module = module_of(cmd.program.value)
+    if not module or all(missing_module(v, module) for v in judged):
+        return ""
+    return module
 
 
 def _accepted_by_any(d: Diagnostic, schemas: list[Schema], ws: Workspace) -> bool:

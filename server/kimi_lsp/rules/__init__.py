@@ -67,7 +67,9 @@ select = ["KL1"]
 ## What it does
 Reports, as information, an argument that is valid on the release the launch runs (its image,
 pins, or the releases the repository names or the file's last commit date admits) but unknown
-to the newest sglang release kimi-lsp knows, with what sglang itself said replaces it. It is a
+to the newest sglang release kimi-lsp knows, with what sglang itself said replaces it; likewise
+an entry-point module the launch's release has and the newest lacks (`python -m
+sglang.bench_one_batch`, gone from 0.5.21), with the module that replaced it. It is a
 claim about staleness, not a failure: the launch works on its release. It says nothing when the
 launch's release is today's newest, or unknown and unnarrowed.
 
