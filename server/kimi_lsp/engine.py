@@ -480,7 +480,7 @@ class Engine:
         if cmd.entry in (Entry.LAUNCH_SERVER, Entry.SERVE) and read_config:
             config, cfg_diags = self._load_config(cmd, schema, result)
             out.extend(cfg_diags)
-        launch = resolve(cmd, schema, config)
+        launch = resolve(cmd, schema, config, diffusers_dir=self._diffusers_dir(cmd, result))
         # An agreement run (another candidate release) only says where problems sit: re-linting
         # to vet its fixes would be thrown away with them.
         ctx = LaunchContext(launch, ws, settings, src, _governing_fn=governing,
@@ -553,6 +553,33 @@ class Engine:
             for p in sr.problems:
                 diags.append(self._engine_diag("KL001", Location(path, p.span), p.message))
         return cfg, diags
+
+    def _diffusers_dir(self, cmd: LaunchCommand, result: FileResult) -> Callable[[str], bool] | None:
+        """For a ``sglang serve`` launch: whether its model path is a directory of this
+        repository holding a diffusers ``model_index.json`` (sglang's ``os.path.isdir`` and
+        ``_is_diffusers_model_dir``: a ``_diffusers_version`` key). A relative path is looked
+        for beside the launch file, then at the workspace root (the launch's working directory
+        is unknown). The file read, or its absence probed, is a dependency of the result."""
+        if cmd.entry is not Entry.SERVE:
+            return None
+
+        def check(model: str) -> bool:
+            p = Path(model)
+            if not model or model.startswith("$") or "\n" in model:
+                return False
+            bases = (Path("/"),) if p.is_absolute() else tuple(b for b in (cmd.base_dir, self.workspace.root) if b is not None)
+            for base in bases:
+                index = base / p / "model_index.json"
+                if not self.workspace.exists(index):  # recorded as touched: a later file re-lints
+                    continue
+                index = self.workspace.resolve(index)
+                if not self._inside_repository(cmd, index):
+                    return False  # another repository's (or the system's) model: unread, a miss
+                result.depends_on.add(index)
+                return _names_diffusers_version(self.workspace.text(index))
+            return False
+
+        return check
 
     def _inside_repository(self, cmd: LaunchCommand, path: Path) -> bool:
         root = self.workspace.repo_root(cmd.path.parent, self.workspace.root)  # no .git: the workspace
@@ -887,6 +914,21 @@ def _name_release(d: Diagnostic, release: ReleaseResolution, workspace: Workspac
     if release.location is not None and release.source_kind != "setting":
         related = (*related, Related(release.location, f"sglang {release.version} assumed from this {_KIND_WORDS.get(release.source_kind, release.source_kind)}"))
     return Diagnostic(d.code, f"{d.message} ({describe(release, workspace)})", d.location, d.severity, d.fixes, related, d.data)
+
+
+def _names_diffusers_version(text: str | None) -> bool:
+    """Whether a model_index.json text is a diffusers pipeline's (sglang: ``"_diffusers_version"
+    in json.load(f)``); unreadable or not JSON: no (sglang's json.load would raise, and no
+    server starts either way)."""
+    if text is None or "_diffusers_version" not in text:
+        return False
+    import json
+
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return False
+    return isinstance(data, dict) and "_diffusers_version" in data
 
 
 def _module_gone(cmd: LaunchCommand, d: Diagnostic, judged: tuple[str, ...]) -> str:

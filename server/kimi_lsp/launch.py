@@ -583,10 +583,13 @@ def cli_words(command: LaunchCommand, schema: Schema | None = None) -> tuple[lis
     return argv, model, problems
 
 
-def resolve(command: LaunchCommand, schema: Schema, config: ConfigFile | None, *, llm: bool = False) -> ResolvedLaunch:
+def resolve(command: LaunchCommand, schema: Schema, config: ConfigFile | None, *, llm: bool = False,
+            diffusers_dir: Callable[[str], bool] | None = None) -> ResolvedLaunch:
     """Merge ``config`` (the file's own entries for a config file, else the loaded ``--config``)
     with the command line and replay argparse. A ``sglang serve`` launch of a diffusion model is
-    replayed on the release's diffusion server instead (``llm``: never)."""
+    replayed on the release's diffusion server instead (``llm``: never). ``diffusers_dir``: the
+    caller's answer to whether a model path is a local diffusers pipeline directory (its
+    ``model_index.json``): this module reads no files."""
     env = {v.name.value: v for v in command.env}
     problems: list[ArgProblem] = []
     words: list[tuple[Token, Origin, ConfigEntry | None]] = []
@@ -604,7 +607,7 @@ def resolve(command: LaunchCommand, schema: Schema, config: ConfigFile | None, *
         problems.extend(parse_problems)
         return ResolvedLaunch(command=command, schema=schema, uses=tuple(uses), problems=tuple(problems), env=env)
     if command.entry is Entry.SERVE and not llm:
-        found, doubt = diffusion_launch(command, schema)
+        found, doubt = diffusion_launch(command, schema, diffusers_dir)
         if found:
             launch = _resolve_diffusion(command, schema, env, doubt)
             if doubt is not None and launch.problems and not resolve(command, schema, config, llm=True).problems:
@@ -688,12 +691,14 @@ def _serve_model(command: LaunchCommand, schema: Schema) -> tuple[str | None, st
     return model_type, model
 
 
-def diffusion_launch(command: LaunchCommand, schema: Schema) -> tuple[bool, str | None]:
+def diffusion_launch(command: LaunchCommand, schema: Schema,
+                     diffusers_dir: Callable[[str], bool] | None = None) -> tuple[bool, str | None]:
     """Whether ``sglang serve`` hands this launch to its diffusion server, and the doubt (None:
     sure). sglang decides by `--model-type`, then its registry of diffusion models, then the
-    model's files (a local dir's or the hub's model_index.json), which no lint can read; so a
-    launch is also taken for one when its model is named like a diffusion family or its options
-    are the diffusion server's, with that doubt named."""
+    model's files (a local dir's or the hub's model_index.json). A local directory in the
+    workspace holding a diffusers model_index.json is read through ``diffusers_dir`` (sure);
+    the hub is never asked, so a launch is also taken for one when its model is named like a
+    diffusion family or its options are the diffusion server's, with that doubt named."""
     model_type, model = _serve_model(command, schema)
     if model_type == "llm":
         return False, None
@@ -706,6 +711,8 @@ def diffusion_launch(command: LaunchCommand, schema: Schema) -> tuple[bool, str 
         return False, None  # no diffusion server in this release (or none in the data)
     if model is not None and release.registered(model):
         return True, None
+    if model is not None and diffusers_dir is not None and diffusers_dir(model):
+        return True, None  # `os.path.isdir(model)` and its model_index.json names a diffusers version
     if model is not None and _DIFFUSION_NAME.search(model):
         return True, f"`{model}` is named like a diffusion model"
     if _diffusion_by_options(command, schema):
