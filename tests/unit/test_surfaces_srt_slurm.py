@@ -88,11 +88,76 @@ def test_other_engines_and_lookalikes_are_not_recipes() -> None:
     assert read(helm).launches == ()
 
 
-def test_multi_variant_base_is_read_and_zip_overrides_are_not() -> None:
+def test_multi_variant_base_and_each_variant_srtctl_runs_are_read() -> None:
     text = (
         "base:\n  model: {container: lmsysorg/sglang:v0.5.12}\n  frontend: {type: sglang}\n  backend:\n"
         "    sglang_config:\n      aggregated: {tp-size: 4}\n"
         "zip_override_a:\n  backend:\n    sglang_config:\n      aggregated:\n        cuda-graph-max-bs: [8, 16]\n"
     )
-    (agg,) = read(text).launches
+    agg, v0, v1 = read(text).launches
     assert agg.image is not None and [t.value for t in agg.argv] == ["--model-path", "/model", "--tp-size", "4"]
+    # variant i: the base map with item i of each list set over it, each word where it is written
+    assert words(text, v0)[2:] == [("--cuda-graph-max-bs", "cuda-graph-max-bs"), ("8", "8"), ("--tp-size", "tp-size"), ("4", "4")]
+    assert words(text, v1)[3] == ("16", "16") and raw(text, v1.program.span) == "aggregated"
+
+
+OVERRIDES = """\
+base:
+  model: {path: dsr1, container: "lmsysorg/sglang:v0.5.12"}
+  frontend: {type: sglang}
+  backend:
+    decode_environment: {A: '1', B: '2'}
+    sglang_config:
+      prefill: {tp-size: 8}
+      decode:
+        tp-size: 8
+        load-balance-method: round_robin
+        enable-dp-attention: true
+override_tag:
+  model: {container: "lmsysorg/sglang:v0.5.13"}
+zip_override_z:
+  name: [x, y]
+  resources: {decode_nodes: [1, 2]}
+  backend:
+    decode_environment: {B: null, C: ['3', '4']}
+    sglang_config:
+      decode:
+        load-balance-method: null
+        enable-dp-attention: false
+        cuda-graph-bs: [[1, 2], [4]]
+        dp-size: [2]
+zip_override_resources_only:
+  resources: {decode_nodes: [1, 2]}
+"""
+
+
+def test_a_variant_is_deep_merge_of_base_and_section() -> None:
+    result = read(OVERRIDES)
+    assert not result.problems
+    base_p, base_d, tag_p, tag_d, z0, z1 = result.launches  # a section touching no role adds nothing
+    # a new container: every role is a launch of the new release, its image where it is written
+    assert tag_p.image is not None and tag_p.image.value == "lmsysorg/sglang:v0.5.13"
+    assert raw(OVERRIDES, tag_p.image.span) == '"lmsysorg/sglang:v0.5.13"' and words(OVERRIDES, tag_d) == words(OVERRIDES, base_d)
+    # null deletes a key, false replaces true and srtctl leaves it out, a one-item list is broadcast,
+    # a list of lists gives each variant its list
+    assert [t.value for t in z0.argv][4:] == ["--cuda-graph-bs", "1", "2", "--dp-size", "2", "--tp-size", "8"]
+    assert [t.value for t in z1.argv][4:] == ["--cuda-graph-bs", "4", "--dp-size", "2", "--tp-size", "8"]
+    assert raw(OVERRIDES, z1.argv[5].span) == "4" and raw(OVERRIDES, z1.argv[7].span) == "2"
+    env = [[(v.name.value, v.value.value if v.value else None) for v in lc.env] for lc in (z0, z1)]
+    assert env == [[("A", "1"), ("C", "3")], [("A", "1"), ("C", "4")]]
+
+
+def test_a_zip_section_srtctl_refuses_is_a_problem_and_no_launch() -> None:
+    for lists, why in (("[4, 8]\n        dp-size: [1, 2, 4]", "lengths 2, 3"), ("[]", "empty list")):
+        text = OVERRIDES.split("zip_override_z")[0] + f"zip_override_bad:\n  backend:\n    sglang_config:\n      decode:\n        tp-size: {lists}\n"
+        result = read(text)
+        assert len(result.launches) == 4 and len(result.problems) == 1
+        (problem,) = result.problems
+        assert why in problem.message and raw(text, problem.span) == "zip_override_bad"
+
+
+def test_a_key_written_twice_in_a_role_map_rides_on_the_launch_for_kl217() -> None:
+    _, decode = read(RECIPE).launches
+    assert decode.config is not None and decode.config.entries == ()
+    ((later, earlier),) = decode.config.duplicates
+    assert RECIPE.count("\n", 0, later.span.start) == RECIPE.count("\n", 0, earlier.span.start) + 1

@@ -32,7 +32,9 @@ def check(ctx: LaunchContext) -> Iterator[Violation]:
     tp-size: 8
     ```
     """
-    config = ctx.launch.config
+    # an srt-slurm recipe's role map carries its duplicates on the command (srtctl, not sglang's
+    # merger, reads the map: the launch has no --config file)
+    config = ctx.launch.config or ctx.launch.command.config
     if config is None or not config.duplicates:
         return
     src = ctx.workspace.read(config.path)

@@ -36,6 +36,7 @@ from pathlib import Path
 
 from kimi_lsp.surfaces.model import (
     ConfigEntry,
+    ConfigFile,
     Entry,
     EnvVar,
     LaunchCommand,
@@ -159,8 +160,11 @@ def _image_at(y: YamlText, node: Node | None) -> Located[str] | None:
     return Located(node.value, y.span(node))
 
 
+_Duplicates = list[tuple[Located[str], Located[str]]]
+
+
 def _launch(path: Path, y: YamlText, role: str, at: Span, span: Span, entries: list[ConfigEntry],
-            recipe: _View) -> LaunchCommand:
+            recipe: _View, duplicates: _Duplicates) -> LaunchCommand:
     """The worker command srtctl builds for one role map (``entries``: the map as it is read)."""
     dynamo = _frontend(recipe.get("frontend", "type")) not in _SGLANG_FRONTENDS
     module = "dynamo.sglang" if dynamo else "sglang.launch_server"
@@ -178,6 +182,10 @@ def _launch(path: Path, y: YamlText, role: str, at: Span, span: Span, entries: l
         base_dir=path.parent,
         env=recipe.env(f"{role}_environment"),
         image=_image_at(y, recipe.get("model", "container")),
+        # srtctl reads the recipe with ``yaml.safe_load``: a key written twice in a role map keeps its
+        # last value silently (KL217). Only the duplicates ride here: the entries are the argv above,
+        # not a ``--config`` file's (sglang's merger never sees them).
+        config=ConfigFile(path, "yaml", (), tuple(duplicates)) if duplicates else None,
     )
     if dynamo:
         from kimi_lsp.surfaces.shell import dynamo_worker  # with the first Dynamo recipe
@@ -249,6 +257,14 @@ class _View:
         paths = [("backend", "sglang_config", role), ("backend", f"{role}_environment"), ("backend", "type"),
                  ("model", "container"), ("model", "path"), ("frontend", "type")]
         return any(self.over(*p)[0] for p in paths)
+
+    def duplicates(self, role: str) -> _Duplicates:
+        """Keys written twice in the role map this launch reads them from (the section's, in a variant)."""
+        if self.section is None:
+            node = _child(_child(_child(self.base, "backend"), "sglang_config"), role)
+        else:
+            _, node = self.over("backend", "sglang_config", role)
+        return config_entries(self.y, node, [])[1] if isinstance(node, MappingNode) else []
 
     def role_entries(self, role: str, problems: list[SyntaxProblem]) -> list[ConfigEntry]:
         """The role map's entries in this variant: the base's, the section's set over them by key."""
@@ -335,7 +351,7 @@ def _role_launches(path: Path, y: YamlText, view: _View, where: Span, problems: 
         over_role = _role_key(y, _child(_child(view.section, "backend"), "sglang_config"), role)
         at = over_role or base_role or where
         span = at if view.section is not None else Span(at.start, max(at.end, _role_end(y, config, role)))
-        out.append(_launch(path, y, role, at, span, view.role_entries(role, problems), view))
+        out.append(_launch(path, y, role, at, span, view.role_entries(role, problems), view, view.duplicates(role)))
     return out
 
 
