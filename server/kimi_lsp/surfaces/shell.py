@@ -852,7 +852,28 @@ def launches_from_words(
         if spec is None:
             return []
         i = _skip_wrapper(words, i, spec, env_list)
+        if i < n and not spec.env_words and b != "time" and ASSIGN_RE.match(words[i].value):
+            return _assignment_as_program(words[i:], b, ctx, env_list, head)
     return []
+
+
+def _assignment_as_program(
+    words: Sequence[Word], wrapper: str, ctx: LaunchContext, env: list[EnvVar], head: int | None
+) -> list[LaunchCommand]:
+    """``numactl --cpunodebind=0 NAME=value python3 -m sglang.launch_server ...``: the wrapper is no
+    shell, it runs ``NAME=value`` as the program (not found: the launch never starts). The launch
+    meant is read, its assignments as its environment, with a doubt that says it does not run so."""
+    k = 0
+    while k < len(words) and ASSIGN_RE.match(words[k].value):
+        found = env_from_word(words[k])
+        if found is not None:
+            env.append(found)
+        k += 1
+    name = words[0].value.partition("=")[0]
+    doubt = (f"kimi-lsp only guesses this is the launch: {wrapper} is no shell and runs the word "
+             f"`{name}=...` as the program, so the command fails as written (put the assignments "
+             f"before {wrapper}, or use env)")
+    return [replace(lc, doubt=lc.doubt or doubt) for lc in launches_from_words(words[k:], ctx, env, head)]
 
 
 def is_pip_install(words: Sequence[Word]) -> bool:
@@ -888,13 +909,13 @@ def launches_from_commands(
             for var in command.assignments:
                 _assign(running, var)
             for array in command.arrays:
-                _assign_array(arrays, array, command.conditional)
+                _assign_array(arrays, array, command)
             _assign_strings(strings, command)
             continue
-        words = _splice_arrays(words, arrays)
+        words, spliced_doubt = _splice_arrays(words, arrays, command)
         first = words[0]
         if first.token.exact and first.value == "alias":
-            _define_aliases(aliases, words[1:], command.conditional)
+            _define_aliases(aliases, words[1:], command)
             continue
         if first.token.exact and first.value in aliases:
             # `alias serve='python -m sglang.launch_server --host 0.0.0.0'`, then `serve --tp 8`
@@ -919,7 +940,7 @@ def launches_from_commands(
         found = launches_from_words(words, ctx, [*running.values(), *command.assignments], command.span.start)
         if words is not command.words:
             # array elements sit where the array is written; the launch is the line that runs it
-            found = [replace(launch, span=command.span) for launch in found]
+            found = [replace(launch, span=command.span, doubt=launch.doubt or spliced_doubt) for launch in found]
         if found and functions and any(_all_args(w) for w in words):
             name = _function_at(functions, command.span.start)
             if name is not None:
@@ -929,12 +950,60 @@ def launches_from_commands(
 
 
 @dataclass(frozen=True)
+class _Where:
+    """On which paths a kept command (a string or an array) holds what we read."""
+
+    # the branches it was set in (``Command.block``); () on every path; None: after ``&&``/``||``
+    block: tuple[int, ...] | None = ()
+    condition: str = ""  # what the innermost of those branches needs
+    replaced: str = ""  # replaced by something we cannot read on some paths: when
+
+
+def _where(command: Command) -> _Where:
+    if not command.conditional:
+        return _Where()
+    return _Where(None if command.and_or else command.block, command.condition)
+
+
+def _visible(where: _Where, command: Command) -> bool:
+    """Whether every path that runs ``command`` set the kept command (it is in the same branch)."""
+    return where.block is not None and command.block[: len(where.block)] == where.block
+
+
+def _covers(command: Command, where: _Where) -> bool:
+    """Whether ``command`` runs on every path that set the kept command (in the same branch or
+    in one around it, after it), so what it does to the kept command is certain."""
+    if command.and_or:
+        return False
+    return not command.block or (where.block is not None and where.block[: len(command.block)] == command.block)
+
+
+def _some_paths(command: Command) -> str:
+    return "when a test before `&&` or `||` decides" if command.and_or else command.condition
+
+
+_KEPT = "kimi-lsp only guesses this is the launch: the command is kept in a variable"
+
+
+def _kept_doubt(where: _Where, command: Command) -> str | None:
+    """The doubt a launch run from a kept command carries: set on some paths and run on others
+    (set and run inside the same branch, the usual case, is no doubt)."""
+    if where.replaced:
+        return f"{_KEPT} that is replaced on some paths ({where.replaced})"
+    if where.block is None:
+        return None if command.conditional else _STRING_DOUBT
+    if _visible(where, command):
+        return None
+    return f"{_STRING_DOUBT} ({where.condition})"
+
+
+@dataclass(frozen=True)
 class _String:
     """``CMD="python -m sglang.launch_server ..."``: a command kept in a variable, run later as
     ``$CMD`` or ``eval "$CMD"``; ``chars`` locates the value's characters in the file."""
 
     chars: Source
-    conditional: bool  # set on some paths only
+    where: _Where  # the paths it is set on
     # grown on some paths (``CMD="$CMD --nnodes 2"`` inside an ``if``): words we cannot know follow
     incomplete: bool = False
 
@@ -972,20 +1041,24 @@ def _assign_strings(strings: dict[str, _String], command: Command) -> None:
             # only, the kept command and words we cannot know
             if known is None:
                 continue
-            if command.conditional:
+            if not _covers(command, known.where):
                 strings[name] = replace(known, incomplete=True)
             else:
-                strings[name] = _String(_joined(known.chars, word, m.end() + grows.end()), known.conditional,
+                strings[name] = _String(_joined(known.chars, word, m.end() + grows.end()), known.where,
                                         known.incomplete)
             continue
         if "+=" in word.value[: m.end()] or not _LAUNCH_WORDS_RE.search(value):
+            if known is not None and not _covers(command, known.where):
+                # `if [ $# -gt 0 ]; then CMD="$@"; fi` (was a launch): the launch on the other paths
+                strings[name] = replace(known, where=replace(known.where, replaced=_some_paths(command)))
+                continue
             strings.pop(name, None)  # appended to, or not a launch: nothing we follow
             continue
         units = [(k, k + 1) for k in range(m.end(), len(word.value))]
-        strings[name] = _String(word.chars.sub(value, units), command.conditional)
+        strings[name] = _String(word.chars.sub(value, units), _where(command))
 
 
-def _define_aliases(aliases: dict[str, _String], words: Sequence[Word], conditional: bool) -> None:
+def _define_aliases(aliases: dict[str, _String], words: Sequence[Word], command: Command) -> None:
     for word in words:
         name, eq, value = word.value.partition("=")
         if not eq:
@@ -995,7 +1068,7 @@ def _define_aliases(aliases: dict[str, _String], words: Sequence[Word], conditio
             continue
         start = len(name) + 1
         units = [(k, k + 1) for k in range(start, len(word.value))]
-        aliases[name] = _String(word.chars.sub(value, units), conditional)
+        aliases[name] = _String(word.chars.sub(value, units), _where(command))
 
 
 # `$CMD ...` / `${CMD} ...` at the start of an assignment's value
@@ -1012,6 +1085,7 @@ def _joined(kept: Source, word: Word, start: int) -> MappedSource:
     return MappedSource(text, starts, ends, word.chars.anchor())
 
 
+_SHELL_C_RE = _regex.compile(r"-[a-zA-Z]*c[a-zA-Z]*")  # -c, -lc, -ec, -xc: the script follows
 _LAUNCH_WORDS_RE = _regex.compile(r"sglang\.(?:launch_server|cli\.main)|sglang[ \t]+serve\b")
 
 
@@ -1027,11 +1101,16 @@ def _called(
     "python -m ..."``, or a function that launches with ``"$@"`` called with flags. None: it is
     none of these (the command is read as it is)."""
     first = words[0]
-    for k in range(len(words) - 2):
-        # `setsid bash -c "$CMD"`, `nohup sh -c "$CMD" &`: the shell runs the kept command (the
-        # shell at the command's head or behind plain wrappers, never an argument: `echo bash -c`)
+    for k in range(len(words)):
+        # `setsid bash -c "$CMD"`, `nohup sh -lc "$CMD" &`: the shell runs the kept command (the
+        # shell at the command's head or behind plain wrappers, never an argument: `echo bash -c`);
+        # `exec $CMD`, `nohup $CMD &`: the kept command split at spaces, behind plain wrappers
         head = basename(words[k].value)
-        if head in SHELLS and words[k + 1].value == "-c":
+        if k and not words[k - 1].value.startswith("-"):
+            kept = _kept(words[k], strings)
+            if kept is not None:
+                return _run_kept(kept, words[k + 1 :], ctx, env, command, split=True)
+        if head in SHELLS and k + 2 < len(words) and _SHELL_C_RE.fullmatch(words[k + 1].value):
             kept = _kept(words[k + 2], strings)
             if kept is not None:
                 return _run_kept(kept, (), ctx, env, command, split=False)
@@ -1115,9 +1194,7 @@ def _run_kept(
             found = launches_from_commands(commands, ctx, env)
     finally:
         ctx.depth -= 1
-    # set on some paths and run on every path: perhaps not this command (set and run inside the
-    # same `if`, the usual case, is no doubt)
-    doubt = _STRING_DOUBT if kept.conditional and not command.conditional else (
+    doubt = _kept_doubt(kept.where, command) or (
         _SPLIT_DOUBT if split and any(c in kept.chars.text for c in "'\"\\") else None)
     return [replace(lc, span=command.span, doubt=lc.doubt or doubt) for lc in found]
 
@@ -1126,52 +1203,75 @@ def _run_kept(
 class _Array:
     words: tuple[Word, ...]  # the elements we know, each where it is written
     complete: bool  # False: grown on a path we cannot follow (``ARGS+=(...)`` inside an ``if``)
+    where: _Where = _Where()  # the paths it is set on
+
+
+def _is_launch_array(words: Sequence[Word]) -> bool:
+    return bool(_LAUNCH_WORDS_RE.search(" ".join(w.value for w in words)))
 
 
 _ARRAY_ALL_RE = _regex.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\[@\]\}")
 
 
-def _assign_array(arrays: dict[str, _Array], array: ArrayAssignment, conditional: bool) -> None:
+def _assign_array(arrays: dict[str, _Array], array: ArrayAssignment, command: Command) -> None:
     name = array.name.value
-    if conditional:
-        known = arrays.get(name)
-        # Set or grown on some paths only: what we knew stays, the rest is unknown words.
-        if array.append and known is not None:
-            arrays[name] = _Array(known.words, False)
-        else:
-            arrays.pop(name, None)
-        return
+    known = arrays.get(name)
     if array.append:
-        known = arrays.get(name)
         if known is None:
-            arrays.pop(name, None)  # grows an array we do not know (set elsewhere, or not an array)
-            return
-        arrays[name] = _Array(known.words + array.words, known.complete)
+            return  # grows an array we do not know (set elsewhere, or not an array)
+        # grown on every path that set it: these words; on some paths only: what we knew stays,
+        # the rest is unknown words
+        words = known.words + array.words if _covers(command, known.where) else known.words
+        arrays[name] = replace(known, words=words, complete=known.complete and _covers(command, known.where))
         return
-    arrays[name] = _Array(array.words, True)
+    if command.and_or:
+        arrays.pop(name, None)  # `[ -n "$X" ] && ARGS=(...)`: a path we cannot name
+        return
+    if known is not None and not _covers(command, known.where) and not _is_launch_array(array.words):
+        if _is_launch_array(known.words):
+            # `if X; then CMD=(python -m sglang.launch_server); else CMD=(./wrapper.py); fi`: the
+            # launch stays, on the paths that keep it
+            arrays[name] = replace(known, where=replace(known.where, replaced=_some_paths(command)))
+            return
+    # Set in a branch (`if ...; then CMD=(python -m sglang.launch_server); else ...`): certain
+    # where it is run in that branch, a doubt naming the branch's test where it is run after it.
+    arrays[name] = _Array(array.words, True, _where(command))
 
 
-def _splice_arrays(words: Sequence[Word], arrays: dict[str, _Array]) -> Sequence[Word]:
-    """``"${ARGS[@]}"`` replaced by the array's elements, each with the span where it is written.
+def _splice_arrays(
+    words: Sequence[Word], arrays: dict[str, _Array], command: Command
+) -> tuple[Sequence[Word], str | None]:
+    """``"${ARGS[@]}"`` replaced by the array's elements, each with the span where it is written,
+    and the doubt that comes with them.
 
     An array grown where we cannot follow keeps the original word after its known elements: a
-    word whose value is unknown, so rules that need the complete command stay silent.
+    word whose value is unknown, so rules that need the complete command stay silent. An array
+    set on some paths only and run on others is spliced only when it holds the launch itself (a
+    doubt naming the test); its arguments alone stay one unknown word, as if never set.
     """
     if not arrays:
-        return words
+        return words, None
     out: list[Word] = []
     changed = False
+    doubt: str | None = None
     for word in words:
         m = _ARRAY_ALL_RE.fullmatch(word.value)
         array = arrays.get(m.group(1)) if m is not None and not word.token.exact else None
+        if array is not None and not array.where.replaced and _visible(array.where, command):
+            found = None
+        elif array is not None and _is_launch_array(array.words):
+            found = _kept_doubt(array.where, command)
+        else:
+            array = None
         if array is None:
             out.append(word)
             continue
+        doubt = doubt or found
         changed = True
         out.extend(array.words)
         if not array.complete:
             out.append(word)
-    return out if changed else words
+    return (out, doubt) if changed else (words, None)
 
 
 def _assign(running: dict[str, EnvVar], var: EnvVar) -> None:

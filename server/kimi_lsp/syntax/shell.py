@@ -196,6 +196,12 @@ class Command:
     # Runs only on some paths: inside ``if``/``while``/``for`` bodies, or after ``&&``/``||``.
     conditional: bool = False
     assignment_words: tuple[Word, ...] = ()  # the words of ``assignments``, one each, in order
+    # The branches the command sits in, outermost first: one offset per open ``if``/``elif``/``else``
+    # branch, loop body or ``case`` branch (two commands share a path when one's ``block`` starts
+    # the other's), and what the innermost branch needs to run (``when `[ -n "$X" ]` holds``).
+    block: tuple[int, ...] = ()
+    condition: str = ""
+    and_or: bool = False  # follows ``&&``/``||``: runs on some paths inside its block too
 
     def simple(self) -> SimpleCommand:
         return SimpleCommand(tuple(w.token for w in self.words), self.assignments, self.span)
@@ -687,6 +693,9 @@ class _Lexer:
         arrays: list[ArrayAssignment] = []
         blocks = 0  # open if/while/until/for bodies
         after_and_or = False  # the command follows && or ||
+        branches: list[tuple[int, str]] = []  # the open branches: where each starts, what it needs
+        tests: list[str] = []  # the test of each open `if` (as branches), for its `else`
+        test_at = -1  # where the test of the `if`/`elif` being read starts
 
         def flush() -> None:
             nonlocal words, assigns, assign_words, first, last, want_target, arrays
@@ -694,7 +703,8 @@ class _Lexer:
                 conditional = blocks > 0 or after_and_or
                 span = self.src.span(first, last)
                 out.append(
-                    Command(tuple(words), tuple(assigns), span, tuple(arrays), conditional, tuple(assign_words))
+                    Command(tuple(words), tuple(assigns), span, tuple(arrays), conditional, tuple(assign_words),
+                            tuple(at for at, _ in branches), branches[-1][1] if branches else "", after_and_or)
                 )
             words, assigns, assign_words, first, last, want_target, arrays = [], [], [], -1, -1, False, []
 
@@ -762,6 +772,8 @@ class _Lexer:
                 m = _OPERATOR_RE.match(s, i)
                 op = m.group(0) if m else c
                 flush()
+                if op in (";;", ";&", ";;&") and branches:
+                    branches[-1] = (i, branches[-1][1])  # the next `case` pattern's branch
                 after_and_or = op in ("&&", "||")
                 i += len(op)
                 continue
@@ -781,8 +793,21 @@ class _Lexer:
                 first = -1  # the command proper starts after the keyword
                 if text in ("if", "do"):  # while/until bodies open with `do`
                     blocks += 1
+                    branches.append((raw.start, "in a loop" if text == "do" else "on some paths"))
+                    tests.append("")
                 elif text in ("fi", "done", "esac") and blocks:
                     blocks -= 1
+                    if branches:
+                        branches.pop()
+                        tests.pop()
+                if text in ("if", "elif"):
+                    test_at = raw.end
+                elif text == "then" and branches:
+                    tests[-1] = _test_label(s[test_at:raw.start]) if test_at >= 0 else ""
+                    test_at = -1
+                    branches[-1] = (raw.start, f"when `{tests[-1]}` holds" if tests[-1] else "on some paths")
+                elif text == "else" and branches:
+                    branches[-1] = (raw.start, f"when `{tests[-1]}` fails" if tests[-1] else "on some paths")
                 continue
             declaring = bool(words) and words[0].value in DECLARE and words[0].token.exact
             if not words or declaring:
@@ -796,9 +821,17 @@ class _Lexer:
                     continue
             if not words and text == "case":
                 blocks += 1  # each `pattern)` branch runs on some paths only
+                branches.append((raw.start, "in one `case` branch"))
+                tests.append("")
             words.append(self._to_word(raw))
         flush()
         return out
+
+
+def _test_label(text: str) -> str:
+    """An ``if`` test as a doubt names it: one line, without the ``;`` before ``then``, cut short."""
+    label = " ".join(text.split()).rstrip(";").strip()
+    return label if len(label) <= 60 else label[:57] + "..."
 
 
 def lex(src: Source, *, escape: str = "\\") -> tuple[list[Command], list[SyntaxProblem]]:
