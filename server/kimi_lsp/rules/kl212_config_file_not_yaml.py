@@ -16,7 +16,8 @@ def check(ctx: LaunchContext) -> Iterator[Violation]:
     ## What it does
     sglang checks the suffix of the `--config` path before anything else (case-insensitively) and
     accepts only `.yaml` and `.yml`. A TOML launch profile, a JSON file or a file without a suffix
-    is refused even when its content would parse.
+    is refused even when its content would parse. The diffusion server that `sglang serve` hands
+    a diffusion model to reads its `--config` itself: `.json`, `.yaml` or `.yml` (case-sensitive).
 
     ## Why is this bad?
     The launch fails with `ValueError: Config file must be YAML format, got: .toml`. kimi-lsp's
@@ -39,12 +40,21 @@ def check(ctx: LaunchContext) -> Iterator[Violation]:
     """
     launch = ctx.launch
     cmd = launch.command
-    if not _args.merges_config(launch):
+    if not _args.merges_config(launch) and not launch.diffusion:
         return
     path_tok, flags = config_path_token(cmd)
     if path_tok is None or not path_tok.exact or "$" in path_tok.value or len(flags) > 1:
         return
     suffix = PurePath(path_tok.value).suffix
+    if launch.diffusion:
+        # the diffusion server's ServerArgs.load_config_file (0.5.5 on): `.json`, `.yaml` or
+        # `.yml` (str.endswith, so case-sensitive), else ValueError at start-up
+        if path_tok.value.endswith((".json", ".yaml", ".yml")):
+            return
+        yield Violation(Location(cmd.path, flags[0].span.cover(path_tok.span)),
+                        f"Unsupported config file format: {path_tok.value} (sglang's diffusion server reads a"
+                        " `--config` file only when its name ends in `.json`, `.yaml` or `.yml`)")
+        return
     if suffix.lower() in (".yaml", ".yml"):
         return
     fixes: tuple[Fix, ...] = ()

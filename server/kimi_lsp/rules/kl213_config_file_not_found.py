@@ -22,7 +22,8 @@ def check(ctx: LaunchContext) -> Iterator[Violation]:
     For launches written in shell scripts and CI steps (which run from the checkout), looks for
     the `--config` file next to the launch file and at the project root. Absolute paths and
     launches inside images or clusters (Dockerfile, Kubernetes, compose), whose files are copied or
-    mounted elsewhere, are not checked.
+    mounted elsewhere, are not checked. A diffusion launch's `--config` (`.json` too) is looked for
+    the same way.
 
     ## Why is this bad?
     sglang fails at once with `ValueError: Config file not found: conf/k3.yaml`, usually from a
@@ -40,7 +41,7 @@ def check(ctx: LaunchContext) -> Iterator[Violation]:
     """
     launch = ctx.launch
     cmd = launch.command
-    if not _args.merges_config(launch) or cmd.surface not in _CHECKOUT_SURFACES:
+    if not (_args.merges_config(launch) or launch.diffusion) or cmd.surface not in _CHECKOUT_SURFACES:
         return
     path_tok, flags = config_path_token(cmd)
     if path_tok is None or not path_tok.exact or len(flags) > 1:
@@ -48,7 +49,10 @@ def check(ctx: LaunchContext) -> Iterator[Violation]:
     value = path_tok.value
     if "$" in value or "`" in value or value.startswith(("~", "/")) or PurePath(value).is_absolute():
         return
-    if PurePath(value).suffix.lower() not in (".yaml", ".yml"):
+    if launch.diffusion:
+        if not value.endswith((".json", ".yaml", ".yml")):
+            return  # KL212: the diffusion server's load_config_file checks the suffix first
+    elif PurePath(value).suffix.lower() not in (".yaml", ".yml"):
         return  # KL212: sglang checks the suffix first
     if resolve_config_path(value, cmd, ctx.workspace.root, ctx.workspace.exists) is not None:
         return
