@@ -15,7 +15,10 @@ ENGINE_RULES: tuple[Rule, ...] = (
 
 ## What it does
 Reports a launch file (sglang `--config` YAML, TOML launch profile, Kubernetes/compose/CI YAML,
-shell script, Dockerfile) that cannot be decoded or parsed, at the position of the error.
+shell script, Dockerfile) that cannot be decoded or parsed, at the position of the error. As a
+warning, a launch that is not checked at all, never a silent pass: past the number of launches
+one file is checked for, or run by an sglang release older than every one kimi-lsp knows
+(`sglang==0.3.6`), whose arguments no schema can judge.
 
 ## Why is this bad?
 sglang's `yaml.safe_load` fails the same way at launch, and nothing else in the file can be
