@@ -161,3 +161,30 @@ def test_a_key_written_twice_in_a_role_map_rides_on_the_launch_for_kl217() -> No
     assert decode.config is not None and decode.config.entries == ()
     ((later, earlier),) = decode.config.duplicates
     assert RECIPE.count("\n", 0, later.span.start) == RECIPE.count("\n", 0, earlier.span.start) + 1
+
+
+SWEEP = """\
+name: sweep
+model: {path: dsr1, container: "lmsysorg/sglang:v0.5.12"}
+frontend: {type: sglang}
+backend:
+  sglang_config:
+    aggregated:
+      tp-size: "{tp}"
+      cuda-graph-bs: "{bs}"
+      served-model-name: "m-{tp}"
+sweep:
+  tp: [4, 8]
+  bs: [[1, 2]]
+"""
+
+
+def test_a_sweep_is_one_launch_per_combination_each_value_where_the_sweep_lists_it() -> None:
+    a, b = read(SWEEP).launches
+    assert words(SWEEP, a)[2:] == [("--cuda-graph-bs", "cuda-graph-bs"), ("1", "1"), ("2", "2"),
+                                   ("--served-model-name", "served-model-name"), ("m-4", '"m-{tp}"'),
+                                   ("--tp-size", "tp-size"), ("4", "4")]
+    assert words(SWEEP, b)[-1] == ("8", "8") and not b.argv[-3].exact  # an embedded placeholder: no place to edit
+    no_sweep = SWEEP.split("sweep:\n")[0]  # without srtctl's sweep the placeholder is the value
+    (lone,) = read(no_sweep).launches
+    assert words(no_sweep, lone)[-1] == ("{tp}", '"{tp}"')

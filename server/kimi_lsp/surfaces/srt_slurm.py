@@ -29,9 +29,15 @@ environment, ``model``, ``frontend``, ``backend.type``); otherwise the variant r
 launch, already read. Diagnostics of a base entry are the same in every variant and are merged
 into one by the engine (same place, code and message). A key written twice in a role map keeps
 its last value (srtctl reads the file with ``yaml.safe_load``): one entry.
+
+A recipe with a top-level ``sweep:`` (``src/srtctl/core/sweep.py``: ``generate_sweep_configs``,
+``expand_template``) is one job per combination of its lists (a Cartesian product, the first
+256 read): each string's ``{param}`` is replaced by the combination's value, a string that is
+only the placeholder becomes the value itself (then it sits where the sweep lists it).
 """
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 
 from kimi_lsp.surfaces.model import (
@@ -161,6 +167,10 @@ def _image_at(y: YamlText, node: Node | None) -> Located[str] | None:
 
 
 _Duplicates = list[tuple[Located[str], Located[str]]]
+# a ``sweep:`` parameter's value in one combination: the value, where it is written, its items' places
+_Swept = tuple[object, Span, tuple[Span, ...]]
+# srtctl runs every combination of a sweep (a Cartesian product); past this many, the first are read
+_MAX_SWEEP = 256
 
 
 def _launch(path: Path, y: YamlText, role: str, at: Span, span: Span, entries: list[ConfigEntry],
@@ -181,7 +191,7 @@ def _launch(path: Path, y: YamlText, role: str, at: Span, span: Span, entries: l
         span=span,
         base_dir=path.parent,
         env=recipe.env(f"{role}_environment"),
-        image=_image_at(y, recipe.get("model", "container")),
+        image=_swept_image(recipe, _image_at(y, recipe.get("model", "container"))),
         # srtctl reads the recipe with ``yaml.safe_load``: a key written twice in a role map keeps its
         # last value silently (KL217). Only the duplicates ride here: the entries are the argv above,
         # not a ``--config`` file's (sglang's merger never sees them).
@@ -194,6 +204,40 @@ def _launch(path: Path, y: YamlText, role: str, at: Span, span: Span, entries: l
     return launch
 
 
+def _swept_image(recipe: _View, image: Located[str] | None) -> Located[str] | None:
+    if image is None or not recipe.sweep or "{" not in image.value:
+        return image
+    value, span, _ = recipe.expand(image.value)
+    return Located(str(value), span or image.span)
+
+
+def _sweep_combinations(y: YamlText, recipe: MappingNode) -> list[dict[str, _Swept]]:
+    """srtctl's ``generate_sweep_configs``: every combination of a ``sweep:`` section's lists
+    (``src/srtctl/core/sweep.py``); a recipe without one is one combination of nothing."""
+    sweep = _child(recipe, "sweep")
+    if not isinstance(sweep, MappingNode):
+        return [{}]
+    params: list[tuple[str, list[_Swept]]] = []
+    for pair in _pairs(y, sweep):
+        if not isinstance(pair.key, ScalarNode) or not isinstance(pair.value, SequenceNode):
+            continue  # not a list of values: its placeholders are left as written
+        values: list[_Swept] = []
+        for item, span in y.seq_items(pair.value):
+            try:
+                value = construct(item, y.text, span)
+            except ConstructError:
+                continue
+            inner = tuple(s for _, s in y.seq_items(item)) if isinstance(item, SequenceNode) else ()
+            values.append((value, span, inner))
+        params.append((pair.key.value, values))
+    out: list[dict[str, _Swept]] = []
+    for combination in itertools.product(*(values for _, values in params)):
+        out.append({name: v for (name, _), v in zip(params, combination)})
+        if len(out) >= _MAX_SWEEP:
+            break
+    return out
+
+
 def _is_null(node: Node | None) -> bool:
     return isinstance(node, ScalarNode) and node.tag == _NULL
 
@@ -202,8 +246,34 @@ class _View:
     """A recipe as srtctl runs it: ``deep_merge(base, section)``, the section sliced at variant
     ``index`` for a ``zip_override_*`` (``None``: the base itself, or an ``override_*``)."""
 
-    def __init__(self, y: YamlText, base: MappingNode, section: MappingNode | None = None, index: int | None = None) -> None:
+    def __init__(self, y: YamlText, base: MappingNode, section: MappingNode | None = None, index: int | None = None,
+                 sweep: dict[str, _Swept] | None = None) -> None:
         self.y, self.base, self.section, self.index = y, base, section, index
+        self.sweep = sweep or {}  # one combination of a ``sweep:`` recipe's parameters
+
+    def expand(self, value: str) -> tuple[object, Span | None, tuple[Span, ...]]:
+        """srtctl's ``expand_template`` for one string: each ``{param}`` replaced by this combination's
+        value (a whole-string placeholder of a list: the list); with the value's place when the
+        string is nothing but the placeholder (``None``: the string's own place)."""
+        out = value
+        for name, (swept, span, items) in self.sweep.items():
+            placeholder = "{" + name + "}"
+            if placeholder not in out:
+                continue
+            if out == placeholder:
+                if isinstance(swept, list):
+                    return swept, span, items
+                return str(swept), span, ()
+            out = out.replace(placeholder, ",".join(map(str, swept)) if isinstance(swept, list) else str(swept))
+        return out, None, ()
+
+    def swept(self, entry: ConfigEntry) -> ConfigEntry:
+        if not self.sweep or not isinstance(entry.value, str) or "{" not in entry.value:
+            return entry
+        value, span, items = self.expand(entry.value)
+        if span is None:
+            return ConfigEntry(entry.key, value, entry.value_span, ())
+        return ConfigEntry(entry.key, value, span, items)
 
     def at(self, node: Node) -> tuple[Node, Span]:
         """A section's value in this variant, with where it is written (a zip list: its item)."""
@@ -289,7 +359,7 @@ class _View:
                     continue
                 items = tuple(s for _, s in self.y.seq_items(value)) if isinstance(value, SequenceNode) else ()
                 merged[pair.key.value] = ConfigEntry(Located(pair.key.value, pair.key_span), constructed, where, items)
-        return list(merged.values())
+        return [self.swept(e) for e in merged.values()]
 
 
 def _list_lengths(y: YamlText, node: MappingNode, depth: int = 0) -> list[int]:
@@ -381,7 +451,11 @@ def read_recipe(path: Path, text: str, loaded: Loaded) -> SurfaceResult:
             for k, _kspan, v, _vspan in y.map_items(config):
                 if isinstance(k, ScalarNode) and k.value in ROLES and isinstance(v, MappingNode):
                     config_entries(y, v, problems)  # the map's own problems, once
-            launches += _role_launches(path, y, _View(y, recipe), Span(0, 0), problems)
+            # a ``sweep:`` recipe (srtctl's sweep.py) is one launch per combination; its values
+            # sit where the sweep lists them
+            combinations = _sweep_combinations(y, recipe) if recipe is doc else [{}]
+            for combination in combinations:
+                launches += _role_launches(path, y, _View(y, recipe, sweep=combination), Span(0, 0), problems)
         variant_problems: list[SyntaxProblem] = []
         for where, view in _variants(y, doc, variant_problems):
             launches += _role_launches(path, y, view, where, variant_problems)
