@@ -188,3 +188,9 @@ def test_a_sweep_is_one_launch_per_combination_each_value_where_the_sweep_lists_
     no_sweep = SWEEP.split("sweep:\n")[0]  # without srtctl's sweep the placeholder is the value
     (lone,) = read(no_sweep).launches
     assert words(no_sweep, lone)[-1] == ("{tp}", '"{tp}"')
+
+
+def test_a_recipe_key_written_twice_is_its_last_value() -> None:
+    text = RECIPE.replace('  container: "lmsysorg/sglang:v0.5.12"', '  container: "lmsysorg/sglang:v0.5.4"\n  container: "lmsysorg/sglang:v0.5.12"')
+    prefill, _ = read(text).launches
+    assert prefill.image is not None and raw(text, prefill.image.span) == '"lmsysorg/sglang:v0.5.12"'

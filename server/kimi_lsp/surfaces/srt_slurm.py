@@ -64,7 +64,8 @@ _NULL = "tag:yaml.org,2002:null"
 def _child(node: Node | None, key: str) -> Node | None:
     if node is None or node.id != "mapping":
         return None
-    for k, v in node.value:
+    # ``yaml.safe_load`` (srtctl's reader) keeps the last of a key written twice
+    for k, v in reversed(node.value):
         if k.id == "scalar" and k.value == key:
             return v  # type: ignore[no-any-return]
     return None
