@@ -17,6 +17,7 @@ from kimi_lsp.launch import diffusion_launch, resolve
 from kimi_lsp.surfaces.model import Entry, LaunchCommand, Located, Surface, Token
 from kimi_lsp.text import Span
 from kimi_lsp.workspace import Workspace
+from tests.unit._launch import lint_script
 
 ROOT = Path(__file__).resolve().parents[2]
 READING = json.loads((ROOT / "tests" / "data" / "diffusion" / "source-reading.json").read_text("utf-8"))
@@ -110,28 +111,18 @@ def test_component_options_are_taken_off_with_their_values() -> None:
     assert [p.token.value for p in launch.problems] == ["--vae-quantization", "fp8"]
 
 
-def _lint(tmp_path: Path, release: str, script: str) -> list:
-    (tmp_path / ".git").mkdir(exist_ok=True)
-    (tmp_path / "requirements.txt").write_text(f"sglang=={release}\n")
-    (tmp_path / "run.sh").write_text("#!/bin/sh\n" + script + "\n")
-    eng = Engine(Workspace(tmp_path))
-    diags = list(eng.lint_file(tmp_path / "run.sh").diagnostics)
-    assert not eng.errors, eng.errors
-    return diags
-
-
 def test_a_sure_diffusion_launch_is_an_error_and_a_probable_one_a_warning_that_names_the_doubt(tmp_path: Path) -> None:
-    diags = _lint(tmp_path, "0.5.23", "sglang serve --model-path black-forest-labs/FLUX.1-dev --frobnicate 1")
+    diags = lint_script(tmp_path, "0.5.23", "sglang serve --model-path black-forest-labs/FLUX.1-dev --frobnicate 1")
     assert [(d.code, d.severity.value) for d in diags] == [("KL201", "error")]
     assert "diffusion server" in diags[0].message
-    diags = _lint(tmp_path, "0.5.23", "sglang serve --model-path org/video --num-gpus 2 --log-requests-format yaml")
+    diags = lint_script(tmp_path, "0.5.23", "sglang serve --model-path org/video --num-gpus 2 --log-requests-format yaml")
     assert [(d.code, d.severity.value) for d in diags] == [("KL202", "warning")]
     assert "its options are the diffusion server's" in diags[0].message
 
 
 def test_no_llm_rule_runs_on_a_diffusion_launch(tmp_path: Path) -> None:
     # --tp-size 3 with --nnodes would be an LLM finding; the diffusion server has its own meaning
-    assert not _lint(tmp_path, "0.5.23", "sglang serve --model-type diffusion --model-path org/m --tp-size 3 --num-gpus 3")
+    assert not lint_script(tmp_path, "0.5.23", "sglang serve --model-type diffusion --model-path org/m --tp-size 3 --num-gpus 3")
 
 
 def test_a_launch_server_launch_loads_no_diffusion_data(tmp_path: Path) -> None:

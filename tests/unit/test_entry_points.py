@@ -11,16 +11,7 @@ from kimi_lsp.engine import Engine
 from kimi_lsp.knowledge import entry_points as ep
 from kimi_lsp.knowledge.schema import load_schema_exact, shipped_versions
 from kimi_lsp.workspace import Workspace
-
-
-def _lint(tmp_path: Path, release: str, script: str) -> list:
-    (tmp_path / ".git").mkdir(exist_ok=True)
-    (tmp_path / "requirements.txt").write_text(f"sglang=={release}\n")
-    (tmp_path / "run.sh").write_text("#!/bin/sh\n" + script + "\n")
-    eng = Engine(Workspace(tmp_path))
-    diags = list(eng.lint_file(tmp_path / "run.sh").diagnostics)
-    assert not eng.errors, eng.errors
-    return diags
+from tests.unit._launch import lint_script
 
 
 def test_every_shipped_release_has_its_entry_points() -> None:
@@ -82,7 +73,7 @@ def test_entry_schema_is_built_once_per_release_and_module() -> None:
 
 
 def test_bench_flags_pass_and_typos_are_named_with_the_parser(tmp_path: Path) -> None:
-    diags = _lint(tmp_path, "0.5.23", "\n".join([
+    diags = lint_script(tmp_path, "0.5.23", "\n".join([
         "python -m sglang.benchmark.one_batch --model-path m --batch-size 1 16 --input-len 10 --output-len 5",
         "python -m sglang.benchmark.one_batch --model-path m --batch-sise 1",
     ]))
@@ -91,17 +82,17 @@ def test_bench_flags_pass_and_typos_are_named_with_the_parser(tmp_path: Path) ->
 
 
 def test_old_module_name_on_a_release_without_it(tmp_path: Path) -> None:
-    diags = _lint(tmp_path, "0.5.21", "python -m sglang.bench_one_batch --model-path m --batch-size 1")
+    diags = lint_script(tmp_path, "0.5.21", "python -m sglang.bench_one_batch --model-path m --batch-size 1")
     assert [d.code for d in diags] == ["KL201"]
     assert "No module named sglang.bench_one_batch" in diags[0].message
     assert "sglang.benchmark.one_batch" in diags[0].message
     # 0.5.20 still has it: no failure there, but stale on today's release, with the module to use
     # (issue 30: said like a removed flag)
-    stale = _lint(tmp_path, "0.5.20", "python -m sglang.bench_one_batch --model-path m --batch-size 1")
+    stale = lint_script(tmp_path, "0.5.20", "python -m sglang.bench_one_batch --model-path m --batch-size 1")
     assert [d.code for d in stale] == ["KL240"]
     assert "runs on sglang 0.5.20" in stale[0].message and "sglang.benchmark.one_batch" in stale[0].message
 
 
 def test_router_launch_router_is_no_server_launch(tmp_path: Path) -> None:
     script = "python -m sglang_router.launch_router --worker-urls http://a --policy cache_aware --frob 1"
-    assert _lint(tmp_path, "0.5.23", script) == []
+    assert lint_script(tmp_path, "0.5.23", script) == []

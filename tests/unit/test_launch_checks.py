@@ -15,6 +15,7 @@ from kimi_lsp.launch import ArgProblemKind, Origin, parse_words
 from kimi_lsp.surfaces.model import Token
 from kimi_lsp.text import Span
 from kimi_lsp.workspace import Workspace
+from tests.unit._launch import cli_words
 
 
 def _lint(tmp_path: Path, release: str, script: str, files: dict[str, str] | None = None) -> list:
@@ -27,14 +28,6 @@ def _lint(tmp_path: Path, release: str, script: str, files: dict[str, str] | Non
     diags = list(eng.lint_file(tmp_path / "run.sh").diagnostics)
     assert not eng.errors, eng.errors
     return diags
-
-
-def _words(*argv: str) -> list[tuple[Token, Origin, None]]:
-    out, pos = [], 0
-    for w in argv:
-        out.append((Token(w, Span(pos, pos + len(w))), Origin.CLI, None))
-        pos += len(w) + 1
-    return out
 
 
 def _newest() -> str:
@@ -94,7 +87,7 @@ def test_a_release_newer_than_the_data_gets_the_newest_answers() -> None:
 def test_reading_goes_on_after_an_ambiguous_option() -> None:
     schema = load_schema_exact("0.5.23")
     assert schema is not None
-    uses, problems = parse_words(schema, _words("--pp", "2", "--load-balance-method", "x", "--dcp", "2", "--port", "1"))
+    uses, problems = parse_words(schema, cli_words("--pp", "2", "--load-balance-method", "x", "--dcp", "2", "--port", "1"))
     assert [p.kind for p in problems] == [ArgProblemKind.AMBIGUOUS, ArgProblemKind.AMBIGUOUS]
     assert [u.flag.dest for u in uses] == ["load_balance_method", "port"]
 
@@ -102,14 +95,14 @@ def test_reading_goes_on_after_an_ambiguous_option() -> None:
 def test_an_ambiguous_option_after_a_consuming_error_is_still_what_sglang_reports() -> None:
     schema = load_schema_exact("0.5.23")
     assert schema is not None
-    _, problems = parse_words(schema, _words("--tp-size", "--port", "1", "--pp", "2"))
+    _, problems = parse_words(schema, cli_words("--tp-size", "--port", "1", "--pp", "2"))
     assert [p.kind for p in problems] == [ArgProblemKind.MISSING_VALUE, ArgProblemKind.AMBIGUOUS]
 
 
 def test_single_dash_word_is_its_first_two_letters_and_an_explicit_argument() -> None:
     schema = load_schema_exact("0.5.23")
     assert schema is not None
-    uses, problems = parse_words(schema, _words("-hx"))
+    uses, problems = parse_words(schema, cli_words("-hx"))
     assert not uses
     assert [(p.kind, p.message) for p in problems] == [
         (ArgProblemKind.EXPLICIT_VALUE, "argument -h/--help: ignored explicit argument 'x'")]
@@ -130,7 +123,7 @@ def test_reading_past_ambiguous_options_is_linear() -> None:
 
         object.__setattr__(schema, "match", counted)
         try:
-            parse_words(schema, _words(*(["--pp", "2"] * n)))
+            parse_words(schema, cli_words(*(["--pp", "2"] * n)))
         finally:
             del schema.__dict__["match"]
         counts.append(calls)
@@ -206,7 +199,7 @@ def test_help_from_a_config_file(tmp_path: Path) -> None:
 def test_help_ends_the_parse_before_unrecognized_words_are_reported() -> None:
     schema = load_schema_exact("0.5.5")
     assert schema is not None
-    uses, problems = parse_words(schema, _words("--no-such", "--hel", "--tp-size", "x", "--pp"))
+    uses, problems = parse_words(schema, cli_words("--no-such", "--hel", "--tp-size", "x", "--pp"))
     assert [u.flag.dest for u in uses] == ["help"]
     # argparse exits 0 on the help; the ambiguity is raised before any option is read
     assert [p.kind for p in problems] == [ArgProblemKind.AMBIGUOUS]

@@ -20,16 +20,9 @@ from kimi_lsp.rules.kl203_invalid_value_type import _first_exit
 from kimi_lsp.surfaces.model import Token
 from kimi_lsp.text import Span
 from kimi_lsp.workspace import Workspace
+from tests.unit._launch import cli_words
 
 RELEASE = "0.5.23"  # the release whose options these lines are written against (`--cuda-graph-bs` is ambiguous there)
-
-
-def _words(*argv: str) -> list[tuple[Token, Origin, None]]:
-    out, pos = [], 0
-    for w in argv:
-        out.append((Token(w, Span(pos, pos + len(w))), Origin.CLI, None))
-        pos += len(w) + 1
-    return out
 
 
 class _Exit(Exception):
@@ -79,7 +72,7 @@ def test_what_sglang_reports_first_is_what_argparse_prints(argv: list[str], name
     assert (named_later if _AMBIGUITY_AT_CONSUME else named) in printed, printed
     schema = load_schema_exact(RELEASE)
     assert schema is not None
-    _, problems = parse_words(schema, _words("--model-path", "m", *argv))
+    _, problems = parse_words(schema, cli_words("--model-path", "m", *argv))
     first = _first_exit(tuple(problems))  # what sglang's images (Python up to 3.12.7) print
     assert first is not None and first.token.value.split("=", 1)[0] == named
     if not _AMBIGUITY_AT_CONSUME:
@@ -89,13 +82,13 @@ def test_what_sglang_reports_first_is_what_argparse_prints(argv: list[str], name
 def test_reading_goes_on_past_a_missing_and_an_explicit_value() -> None:
     schema = load_schema_exact(RELEASE)
     assert schema is not None
-    uses, problems = parse_words(schema, _words("--tp-size", "--dp-size", "2", "--enable-metrics=1", "--frobnicate",
+    uses, problems = parse_words(schema, cli_words("--tp-size", "--dp-size", "2", "--enable-metrics=1", "--frobnicate",
                                                 "--port", "1"))
     assert [p.kind for p in problems] == [ArgProblemKind.MISSING_VALUE, ArgProblemKind.EXPLICIT_VALUE,
                                           ArgProblemKind.UNKNOWN]
     assert [u.flag.dest for u in uses] == ["dp_size", "port"]
     # too few values: they go with the option argparse exits at, never as stray arguments
-    _, problems = parse_words(schema, _words("--tp-size", "--cuda-graph-bs-decode"))
+    _, problems = parse_words(schema, cli_words("--tp-size", "--cuda-graph-bs-decode"))
     assert [p.kind for p in problems] == [ArgProblemKind.MISSING_VALUE, ArgProblemKind.MISSING_VALUE]
 
 
@@ -107,7 +100,7 @@ def test_unsettled_options_are_every_expansion_and_the_option_without_its_value(
     assert schema is not None
 
     def unsettled(*argv: str) -> frozenset[str] | None:
-        toks = tuple(w[0] for w in _words(*argv))
+        toks = tuple(w[0] for w in cli_words(*argv))
         cmd = LaunchCommand(Path("/p/run.sh"), Surface.SHELL, Entry.LAUNCH_SERVER,
                             Located("python -m sglang.launch_server", Span(0, 0)), toks, Span(0, 0), Path("/p"))
         return unsettled_dests(resolve(cmd, schema, None))
