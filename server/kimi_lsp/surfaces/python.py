@@ -521,6 +521,12 @@ class _Growth:
                     ops = _operands(value) if value is not None else []
                     if ops and isinstance(ops[0], (ast.List, ast.Tuple)):
                         self.bound[id(ops[0])] = (name, st)
+                else:
+                    # `words += [...launch...]`, `words.extend([...])`: the launch is the tail of a
+                    # list that later statements grow like one bound to it
+                    grown = _extended_by(st)
+                    if grown is not None:
+                        self.bound[id(grown[1])] = (grown[0], st)
         for node in _scope_nodes(body):
             if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
                 ops = _operands(node)
@@ -580,6 +586,19 @@ def _changed_name(n: ast.AST) -> str | None:
     elif isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Store):
         target = n.value
     return target.id if isinstance(target, ast.Name) else None
+
+
+def _extended_by(st: ast.stmt) -> tuple[str, ast.expr] | None:
+    """(name, list display) of ``name += [...]`` or ``name.extend([...])`` as a statement."""
+    if isinstance(st, ast.AugAssign) and isinstance(st.op, ast.Add) and isinstance(st.target, ast.Name):
+        ops = _operands(st.value)
+        return (st.target.id, ops[0]) if ops and isinstance(ops[0], (ast.List, ast.Tuple)) else None
+    call = st.value if isinstance(st, ast.Expr) else None
+    if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "extend" \
+            and isinstance(call.func.value, ast.Name) and len(call.args) == 1 and not call.keywords \
+            and isinstance(call.args[0], (ast.List, ast.Tuple)):
+        return call.func.value.id, call.args[0]
+    return None
 
 
 def _bound_name(st: ast.stmt) -> str:
