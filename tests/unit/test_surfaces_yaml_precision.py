@@ -74,6 +74,14 @@ def test_helm_values_are_not_a_config() -> None:
     assert read("host: 0.0.0.0\nport: 80\nimage: x\nconfig: c\nlog_level: debug\n", "ci/values.yaml") == SurfaceResult()
 
 
+def test_a_model_section_of_another_tool_is_not_a_config() -> None:
+    # Stable Diffusion / Lightning configs: `model:` is a mapping, never sglang's model path
+    sd = "model:\n  target: sgm.models.diffusion.DiffusionEngine\n  params:\n    scale_factor: 0.18215\n"
+    assert read(sd, "configs/svd.yaml") == SurfaceResult()
+    (launch,) = read("model: Qwen/Qwen3-8B\ntp-size: 2\n", "serve.yaml").launches
+    assert launch.entry is Entry.CONFIG_FILE
+
+
 def test_engine_caps_a_guessed_config_at_warning(tmp_path: Path) -> None:
     f = tmp_path / "serve.yaml"
     f.write_text("model-path: Qwen/Qwen3-8B\ndecode-attn-backend: flashinfer\n")

@@ -267,7 +267,10 @@ def looks_like_config(
 def _root_keys(node: Node) -> list[str]:
     if not isinstance(node, MappingNode):
         return []
-    return [k.value for k, _ in node.value if k.id == "scalar"]
+    # `model:` holding a mapping is another tool's model section (a Stable Diffusion or Lightning
+    # config: `model: {target: ..., params: ...}`), never sglang's model path: it proves nothing
+    return [k.value for k, v in node.value
+            if k.id == "scalar" and not (v.id == "mapping" and _norm(k.value) in _MODEL_KEYS)]
 
 
 def classify_yaml(
