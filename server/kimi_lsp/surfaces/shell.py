@@ -850,11 +850,34 @@ def launches_from_words(
             continue
         spec = _WRAPPERS.get(b)
         if spec is None:
-            return []
+            return _through_script(words, i, ctx, env_list, head)
         i = _skip_wrapper(words, i, spec, env_list)
         if i < n and not spec.env_words and b != "time" and ASSIGN_RE.match(words[i].value):
             return _assignment_as_program(words[i:], b, ctx, env_list, head)
     return []
+
+
+# `/opt/env/run-with-new-libstdc.sh python3 -m sglang.launch_server ...`: a script of the user's
+# own that sets something up and runs its arguments (`exec "$@"`) — the usual reason to write one
+_SCRIPT_WRAPPER = _regex.compile(r"[^\s/]*\.(?:sh|bash)")
+
+
+def _through_script(
+    words: Sequence[Word], i: int, ctx: LaunchContext, env: list[EnvVar], head: int | None
+) -> list[LaunchCommand]:
+    """A launch handed to a shell script kimi-lsp does not read (``./with-env.sh python3 -m
+    sglang.launch_server ...``): read as that launch, with a doubt naming the script, when the
+    word after the script is an interpreter or ``sglang``; anything else is no launch."""
+    w = words[i]
+    if i + 1 >= len(words) or not w.token.exact or not _SCRIPT_WRAPPER.fullmatch(basename(w.value)):
+        return []
+    nxt = basename(words[i + 1].value)
+    if not (_PYTHON_RE.fullmatch(nxt) or nxt == "sglang"):
+        return []
+    doubt = (f"kimi-lsp only guesses this is the launch: it is handed to `{w.value}`, which kimi-lsp "
+             "does not read, as if the script runs its arguments")
+    return [lc if lc.doubt is not None else replace(lc, doubt=doubt)
+            for lc in launches_from_words(words[i + 1 :], ctx, env, head)]
 
 
 def _assignment_as_program(
