@@ -100,3 +100,31 @@ def test_numactl_runs_an_assignment_as_its_program() -> None:
     doc = "```bash\nnumactl --interleave=all X=1 python3 -m sglang.launch_server --port 1\n```\n"
     (launch,) = read(doc, "README.md").launches
     assert launch.doubt is not None
+
+
+def test_a_kept_launch_that_nothing_followed_runs_is_read_where_it_is_written() -> None:
+    text = (
+        "show() { printf ' %q' \"$@\"; }\n"
+        'if [ "$DRY" = 1 ]; then\n  local -a dry=(python -m sglang.launch_server --model-path m)\n'
+        '  if [ -n "$X" ]; then\n    dry+=("${EXTRA[@]}")\n  fi\n  show env A=1 "${dry[@]}"\nfi\n'
+        'RUN=(python -m sglang.launch_server --port 1)\n"${RUN[@]}"\n'
+        'CMD="python -m sglang.launch_server --port 2"\necho "$CMD"\n$CMD --tp 2\n'
+    )
+    dry, run, cmd = sorted(read(text).launches, key=lambda lc: lc.span.start)
+    assert values(dry)[:2] == ["--model-path", "m"] and not dry.argv[2].exact  # grown in an if: unknown tail
+    assert dry.argv[0].span.start == text.index("--model-path") and dry.doubt is not None and "nothing" in dry.doubt
+    # run where kimi-lsp reads it: read there, once, and as certain as before
+    assert values(run) == ["--port", "1"] and run.doubt is None
+    assert values(cmd) == ["--port", "2", "--tp", "2"] and cmd.doubt is None
+    doc = "```sh\nSERVER_CMD='python3 -m sglang.launch_server --port 3'\n```\n"
+    (launch,) = read(doc, "README.md").launches
+    assert values(launch) == ["--port", "3"] and launch.doubt is not None
+    # a kept string that is no launch, and an array set after `&&`: nothing
+    assert read('A="echo hi"\nB=(ls -l)\n').launches == ()
+
+
+def test_a_kept_string_grown_with_plus_equals() -> None:
+    text = 'C="python -m sglang.launch_server --port 1"\nC+=" --tp 2"\nif [ -n "$X" ]; then\n  C+=" $X"\nfi\nbash -lc "$C"\n'
+    (launch,) = read(text).launches
+    assert values(launch)[:4] == ["--port", "1", "--tp", "2"] and not launch.argv[4].exact
+    assert launch.argv[3].span.start == text.index("--tp 2") + 5 and launch.doubt is None

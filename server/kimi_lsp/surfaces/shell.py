@@ -926,6 +926,7 @@ def launches_from_commands(
     strings: dict[str, _String] = {}
     aliases: dict[str, _String] = {}
     bodies: dict[str, Sequence[Word]] = {}
+    unrun: dict[str, tuple[_Array | _String, list[EnvVar]]] = {}  # kept launches not named since set
     for command in commands:
         words: Sequence[Word] = command.words
         if not words or (words[0].value in DECLARE and words[0].token.exact):
@@ -934,6 +935,7 @@ def launches_from_commands(
             for array in command.arrays:
                 _assign_array(arrays, array, command)
             _assign_strings(strings, command)
+            _note_unrun(unrun, command, arrays, strings, list(running.values()))
             continue
         words, spliced_doubt = _splice_arrays(words, arrays, command)
         first = words[0]
@@ -947,6 +949,7 @@ def launches_from_commands(
             continue
         called = _called(words, strings, bodies, ctx, [*running.values(), *command.assignments], command)
         if called is not None:
+            _ran(unrun, command)
             out.extend(called)
             continue
         if first.value == "unset":
@@ -964,12 +967,68 @@ def launches_from_commands(
         if words is not command.words:
             # array elements sit where the array is written; the launch is the line that runs it
             found = [replace(launch, span=command.span, doubt=launch.doubt or spliced_doubt) for launch in found]
+        if found:
+            _ran(unrun, command)
         if found and functions and any(_all_args(w) for w in words):
             name = _function_at(functions, command.span.start)
             if name is not None:
                 bodies[name] = words
         out.extend(found)
+    for kept, kept_env in unrun.values():
+        out.extend(_unrun_launches(kept, ctx, kept_env))
     return out
+
+
+# `$NAME`, `${NAME}`, `${NAME[@]}`, `${NAME[*]}`, `${NAME:-...}`: a variable named in a command
+_REF_RE = _regex.compile(r"\$(?:\{!?([A-Za-z_][A-Za-z0-9_]*)|([A-Za-z_][A-Za-z0-9_]*))")
+
+
+def _ran(unrun: dict[str, tuple[_Array | _String, list[EnvVar]]], command: Command) -> None:
+    """The kept launches a command that launches names are read there: no launch of their own.
+    (A command that launches nothing we read — ``echo "$CMD"``, a dry-run printer, ``ssh host
+    "${CMD[@]}"`` — leaves them to be read where they are written.)"""
+    for word in command.words:
+        for m in _REF_RE.finditer(word.value):
+            unrun.pop(m.group(1) or m.group(2), None)
+_UNRUN_DOUBT = ("kimi-lsp only guesses this is a launch: the command is kept in a variable that nothing "
+                "kimi-lsp can follow runs (it is read where it is written)")
+
+
+def _note_unrun(
+    unrun: dict[str, tuple[_Array | _String, list[EnvVar]]],
+    command: Command,
+    arrays: dict[str, _Array],
+    strings: dict[str, _String],
+    env: list[EnvVar],
+) -> None:
+    """A launch kept in a variable just set or grown: a launch of its own unless a later command
+    names the variable (``CMD=(python -m sglang.launch_server ...)`` printed by a dry-run helper,
+    ``SGLANG_CMD='python3 -m ...'`` in a document that says to set it)."""
+    for name in {a.name.value for a in command.assignments}:
+        array, kept = arrays.get(name), strings.get(name)
+        if array is not None and _is_launch_array(array.words):
+            unrun[name] = (array, env)
+        elif kept is not None:
+            unrun[name] = (kept, env)
+        else:
+            unrun.pop(name, None)
+
+
+def _unrun_launches(kept: _Array | _String, ctx: LaunchContext, env: list[EnvVar]) -> list[LaunchCommand]:
+    if ctx.depth >= MAX_NESTING:
+        return []
+    if isinstance(kept, _Array):
+        words = [*kept.words, *([] if kept.complete else [_unknown_word(kept.words[-1].chars)])]
+        found = launches_from_words(words, ctx, env, None)
+    else:
+        commands, problems = lex(kept.chars)
+        ctx.problems.extend(problems)
+        if len(commands) != 1 or not commands[0].words:
+            return []
+        tail = [_unknown_word(kept.chars)] if kept.incomplete else []
+        program, kept_env = _expanded_prefix(commands[0].words)
+        found = launches_from_words([*program, *tail], ctx, [*env, *commands[0].assignments, *kept_env], None)
+    return [replace(lc, doubt=lc.doubt or _UNRUN_DOUBT) for lc in found]
 
 
 @dataclass(frozen=True)
@@ -1057,20 +1116,25 @@ def _assign_strings(strings: dict[str, _String], command: Command) -> None:
         if m is None:
             continue
         name, value = m.group(1), word.value[m.end():]
+        if any(a.name.value == name for a in command.arrays):
+            strings.pop(name, None)  # `CMD=(...)`, `CMD+=(...)`: an array (read as one), no string
+            continue
         known = strings.get(name)
         grows = _SELF_RE.match(value)
-        if grows is not None and (grows.group(1) or grows.group(2)) == name:
-            # `CMD="$CMD --more"`: on every path, the kept command and these words; on some paths
-            # only, the kept command and words we cannot know
+        appends = "+=" in word.value[: m.end()]
+        if appends or (grows is not None and (grows.group(1) or grows.group(2)) == name):
+            # `CMD="$CMD --more"`, `CMD+=" --more"`: on every path, the kept command and these
+            # words; on some paths only, the kept command and words we cannot know
             if known is None:
+                strings.pop(name, None)
                 continue
             if not _covers(command, known.where):
                 strings[name] = replace(known, incomplete=True)
             else:
-                strings[name] = _String(_joined(known.chars, word, m.end() + grows.end()), known.where,
-                                        known.incomplete)
+                rest = m.end() if appends else m.end() + grows.end() if grows is not None else m.end()
+                strings[name] = _String(_joined(known.chars, word, rest), known.where, known.incomplete)
             continue
-        if "+=" in word.value[: m.end()] or not _LAUNCH_WORDS_RE.search(value):
+        if not _LAUNCH_WORDS_RE.search(value):
             if known is not None and not _covers(command, known.where):
                 # `if [ $# -gt 0 ]; then CMD="$@"; fi` (was a launch): the launch on the other paths
                 strings[name] = replace(known, where=replace(known.where, replaced=_some_paths(command)))
