@@ -132,6 +132,11 @@ def resolve_release(cmd: LaunchCommand, governing: Governing | None, workspace: 
     res = _resolve_release(cmd, governing, workspace, settings)
     if res.moving:
         return _moving_by_history(res, cmd, workspace)
+    if res.version is not None and res.source_kind != "setting" and _PR_BUILD.search(res.version):
+        # `sglang==0.5.6.post2.dev8005+pr.15207.g39d5bd57a`: a build of a pull request, whose
+        # server arguments are that branch's (it may add any); no release's schema speaks for it
+        return unknown(f"sglang {res.version} is a build of a pull request, which may add any argument",
+                       "patch", res.source_text, res.location, candidates=())
     if res.source_kind in ("setting", "image", "fork"):
         return res
     if res.source_kind == "none":
@@ -143,6 +148,9 @@ def resolve_release(cmd: LaunchCommand, governing: Governing | None, workspace: 
     return unknown(f"the repository patches {base}'s server arguments ({patch}), which may add any argument",
                    "patch", "", None, candidates=())
 
+
+# a local version label naming a pull request (`+pr.15207.g39d5bd57a`, `+pr15207`)
+_PR_BUILD = re.compile(r"\+(?:[a-z0-9]+\.)*pr\.?\d+", re.IGNORECASE)
 
 # Where repositories keep the patches they apply to their dependencies.
 _PATCH_DIRS = ("patches", "patch")
