@@ -20,7 +20,7 @@ from kimi_lsp.rules.kl203_invalid_value_type import _first_exit
 from kimi_lsp.surfaces.model import Token
 from kimi_lsp.text import Span
 from kimi_lsp.workspace import Workspace
-from tests.unit._launch import cli_words
+from tests.unit._launch import cli_words, lint_script
 
 RELEASE = "0.5.23"  # the release whose options these lines are written against (`--cuda-graph-bs` is ambiguous there)
 
@@ -112,13 +112,7 @@ def test_unsettled_options_are_every_expansion_and_the_option_without_its_value(
 
 
 def _lint(tmp_path: Path, line: str) -> list:
-    (tmp_path / ".git").mkdir(exist_ok=True)
-    (tmp_path / "requirements.txt").write_text(f"sglang=={RELEASE}\n")
-    (tmp_path / "run.sh").write_text("#!/bin/sh\npython -m sglang.launch_server --model-path m " + line + "\n")
-    eng = Engine(Workspace(tmp_path))
-    diags = list(eng.lint_file(tmp_path / "run.sh").diagnostics)
-    assert not eng.errors, eng.errors
-    return diags
+    return lint_script(tmp_path, RELEASE, "python -m sglang.launch_server --model-path m " + line)
 
 
 def test_a_later_error_says_what_sglang_reports_first(tmp_path: Path) -> None:
