@@ -368,3 +368,17 @@ def test_editing_the_dockerfile_a_compose_build_names_is_a_miss(tmp_path: Path, 
     dockerfile.write_text(dockerfile.read_text().replace('"python3", "-m", "sglang.launch_server", ', '"/start.sh", '))
     _, after = check(["--check", "compose.yaml"], project, monkeypatch, capsys, expect_hit=False)
     assert "--enable-dp-attenton" not in after
+
+
+def test_editing_the_script_that_builds_a_k8s_image_is_a_miss(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    # an args-only container is read through the Dockerfile build.sh tags its image from: the
+    # entry keys on the script (and the directories walked for it), not only on the manifest
+    project = _project(FIXTURES / "k8s_args_only_built_image", tmp_path / "k8s")
+    _, before = check(["--check", "deploy.yaml"], project, monkeypatch, capsys, expect_hit=False)
+    assert "--frobnicate" in before
+    check(["--check", "deploy.yaml"], project, monkeypatch, capsys, expect_hit=True)
+    script = project / "build.sh"
+    script.write_text(script.read_text().replace("acme/sglang-server:1.0", "acme/sglang-server:2.0"))
+    _, after = check(["--check", "deploy.yaml"], project, monkeypatch, capsys, expect_hit=False)
+    assert "--frobnicate" not in after

@@ -26,7 +26,7 @@ from __future__ import annotations
 import bisect
 import os
 import re
-from typing import cast
+from typing import TYPE_CHECKING, cast
 from pathlib import Path
 
 from kimi_lsp import _regex
@@ -49,6 +49,9 @@ from kimi_lsp.syntax.shell import SHELLS
 from kimi_lsp.syntax.yaml import STR_TAG, Loaded, Masked, YamlText
 from kimi_lsp.text import Located, Span
 from kimi_lsp.workspace import touched
+
+if TYPE_CHECKING:
+    from kimi_lsp.surfaces.built_images import BuiltImage
 
 _ENV_KEYS = frozenset({"env", "environment", "envs", "variables"})
 _CONTAINER_KEYS = ("entrypoint", "command", "args")
@@ -98,6 +101,7 @@ class _Walker:
         self.launches: list[LaunchCommand] = []
         self.seen: set[int] = set()
         self.reads: list[Path] = []  # Dockerfiles read for a compose `build:` (SurfaceResult.reads)
+        self.built: dict[str, BuiltImage | None] = {}  # an args-only container's image: its build here
         # Where "sglang" is written (any case): a collection whose text has none holds no launch
         # (mentions_sglang gates every one), so most of a large manifest is never walked.
         self.mentions = _offsets_of_sglang(y.text)
@@ -246,6 +250,8 @@ class _Walker:
             found = self._built_launches(by_key, words, env)
         if not found:
             found = entry_script_launches(words, self.ctx, env)  # command: [/start.sh], args: [python3, ...]
+        if not found and self.ctx.surface is Surface.KUBERNETES and "args" in by_key and "command" not in by_key:
+            found = self._k8s_built_launches(by_key, words, env)
         if not found and self.ctx.surface is Surface.COMPOSE:
             found = self._split_script(by_key, words[:entry_words], env, used)
         if not found:
@@ -315,6 +321,37 @@ class _Walker:
         # a launch whose words are all the ENTRYPOINT's (the command named no argument) is the
         # Dockerfile's own, read there
         return [f for f in found if any(t.exact or t.span != at for t in f.argv)]
+
+    def _k8s_built_launches(self, by_key: dict[str, Node], words: list[Word], env: tuple[EnvVar, ...]) -> list[LaunchCommand]:
+        """A Kubernetes container with only ``args:``: they go to the image's ENTRYPOINT. When this
+        repository builds that image (a ``docker build -t NAME`` line or a compose service with
+        ``build:`` and ``image: NAME``) from a Dockerfile whose exec-form ENTRYPOINT launches
+        sglang, the args are that launch's arguments. The link is a guess (the image pulled may
+        be another build of that name), so the launch carries a doubt naming it."""
+        from kimi_lsp.surfaces.built_images import find_built, read_entrypoint  # rare: imported when needed
+
+        image = self._image(by_key)
+        if image is None:
+            return []
+        if image.value not in self.built:  # one walk of the repository per image name and file
+            self.built[image.value] = find_built(image.value, self.ctx.path, self.reads)
+        built = self.built[image.value]
+        if built is None:
+            return []
+        entry = read_entrypoint(built, self.reads)
+        if entry is None:
+            return []
+        values, image_env = entry
+        at = image.span
+        lead = [_placed_word(v, at) for v in values]
+        moved = tuple(EnvVar(Located(e.name.value, at), None if e.value is None else Located(e.value.value, at)) for e in image_env)
+        found = launches_from_words(lead + words, self.ctx, moved + env)
+        base = self.ctx.path.parent
+        doubt = _K8S_BUILT_DOUBT.format(
+            image=image.value, how=built.how, source=os.path.relpath(built.source, base),
+            dockerfile=os.path.relpath(built.dockerfile, base),
+        )
+        return [replace(f, doubt=f.doubt or doubt) for f in found if any(t.exact or t.span != at for t in f.argv)]
 
     def _hidden_words(self, by_key: dict[str, Node]) -> list[Word]:
         """A template action that renders text inside ``command``/``args`` (``{{ toYaml
@@ -446,6 +483,13 @@ _C_OPTION = _regex.compile(r"-[a-z]*c[a-z]*")  # sh -c, bash -lc, sh -ec
 _SPLIT_DOUBT = (
     "this launch does not run as written: compose splits a string `command:` into words, so "
     "`{shell}` runs only `{first}` (give the command as a one-item list to run it)"
+)
+
+
+_K8S_BUILT_DOUBT = (
+    "kimi-lsp only guesses this is the launch: `{image}` is built by {how} in {source} from "
+    "{dockerfile}, whose ENTRYPOINT runs the server with these args (the image the cluster pulls "
+    "may be another build of that name)"
 )
 
 
