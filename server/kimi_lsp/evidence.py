@@ -333,11 +333,6 @@ def referenced_files(launch: Path, text: str, workspace: Workspace) -> list[Path
 _MAX_ENTRIES = 50_000
 _MAX_FILES = 6_000
 _MAX_BYTES = 1 << 20  # per file
-_TEXT_SUFFIXES = frozenset({
-    ".yaml", ".yml", ".toml", ".json", ".sh", ".bash", ".zsh", ".env", ".md", ".mdx", ".rst", ".txt",
-    ".py", ".ipynb", ".cfg", ".ini", ".conf", ".lock", ".in", ".dockerfile", ".tpl", ".sbatch", ".slurm",
-})
-_TEXT_NAMES = frozenset({"dockerfile", "containerfile", "makefile", "pipfile", "justfile"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -357,7 +352,7 @@ class RepoIndex:
         self.files_read = 0
 
     def build(self) -> RepoIndex:
-        from kimi_lsp.walk import SKIP_DIRS
+        from kimi_lsp.walk import SKIP_DIRS, is_text_name
         from kimi_lsp.workspace import touched
 
         seen = 0
@@ -387,7 +382,7 @@ class RepoIndex:
                         continue
                 except OSError:
                     continue
-                if not _is_text_name(e.name):
+                if not is_text_name(e.name):
                     continue
                 if self.files_read >= _MAX_FILES:
                     self.complete = False
@@ -418,8 +413,10 @@ class RepoIndex:
 
     def forget(self, path: Path) -> None:
         """``path`` changed (the server's file watcher): read it again."""
+        from kimi_lsp.walk import is_text_name
+
         self.entries.pop(path, None)
-        if path.is_file() and _is_text_name(path.name):
+        if path.is_file() and is_text_name(path.name):
             self._read(path)
 
     def for_launch(self, launch: Path, own: list[ReleaseEvidence], referenced: list[Path]) -> tuple[str, list[ReleaseEvidence]]:
@@ -471,14 +468,6 @@ def _rel(d: Path, root: Path) -> str:
     except ValueError:
         return d.as_posix()
     return rel if rel != "." else "the repository root"
-
-
-def _is_text_name(name: str) -> bool:
-    low = name.lower()
-    if low in _TEXT_NAMES or low.startswith(("dockerfile", "containerfile")) or low.startswith("requirements"):
-        return True
-    dot = low.rfind(".")
-    return dot > 0 and low[dot:] in _TEXT_SUFFIXES
 
 
 def repo_index(root: Path, workspace: Workspace, place: Placer) -> RepoIndex:

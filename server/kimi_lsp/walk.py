@@ -627,3 +627,22 @@ def _list_dir(dirpath: str) -> tuple[tuple[int, int], list[str], list[str]] | No
     except OSError:
         return None
     return (st.st_dev, st.st_ino), sorted(dirs), sorted(files)
+
+
+# -- repository text a reader may look through (release evidence, images built here) ------------
+# The kinds of file whose text can name a release or build an image: read by the bounded
+# repository walks of evidence.py and surfaces/built_images.py.
+_TEXT_SUFFIXES = frozenset({
+    ".yaml", ".yml", ".toml", ".json", ".sh", ".bash", ".zsh", ".env", ".md", ".mdx", ".rst", ".txt",
+    ".py", ".ipynb", ".cfg", ".ini", ".conf", ".lock", ".in", ".dockerfile", ".tpl", ".sbatch", ".slurm",
+})
+_TEXT_NAMES = frozenset({"dockerfile", "containerfile", "makefile", "pipfile", "justfile"})
+
+
+def is_text_name(name: str) -> bool:
+    """Whether a file of this name is text a repository walk reads (by its name alone)."""
+    low = name.lower()
+    if low in _TEXT_NAMES or low.startswith(("dockerfile", "containerfile")) or low.startswith("requirements"):
+        return True
+    dot = low.rfind(".")
+    return dot > 0 and low[dot:] in _TEXT_SUFFIXES

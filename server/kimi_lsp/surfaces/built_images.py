@@ -75,8 +75,7 @@ def find_built(image: str, start: Path, reads: list[Path]) -> BuiltImage | None:
 
 def _walk(root: Path, needle: bytes, ref: str, found: dict[tuple[Path, str | None], BuiltImage]) -> bool:
     """Read every text file under ``root`` that names ``needle``; False when a bound stopped it."""
-    from kimi_lsp.evidence import _is_text_name  # (the same text kinds the release evidence reads)
-    from kimi_lsp.walk import SKIP_DIRS
+    from kimi_lsp.walk import SKIP_DIRS, is_text_name  # (the same text kinds the release evidence reads)
     from kimi_lsp.workspace import read_regular, touched
 
     seen = files = 0
@@ -98,7 +97,7 @@ def _walk(root: Path, needle: bytes, ref: str, found: dict[tuple[Path, str | Non
                     if (e.name not in SKIP_DIRS and not e.name.startswith(".")) or e.name in (".github", ".gitlab", ".circleci", ".buildkite"):
                         stack.append(e.path)
                     continue
-                if not e.is_file(follow_symlinks=False) or not _is_text_name(e.name):
+                if not e.is_file(follow_symlinks=False) or not is_text_name(e.name):
                     continue
             except OSError:
                 continue
