@@ -23,7 +23,6 @@ launch is judged by each (only what every one of them rejects is reported).
 """
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
 
@@ -352,43 +351,12 @@ class RepoIndex:
         self.files_read = 0
 
     def build(self) -> RepoIndex:
-        from kimi_lsp.walk import SKIP_DIRS, is_text_name
-        from kimi_lsp.workspace import touched
+        from kimi_lsp.walk import TextWalk
 
-        seen = 0
-        stack = [str(self.root)]
-        while stack:
-            d = stack.pop()
-            try:
-                with os.scandir(d) as it:
-                    entries = sorted(it, key=lambda e: e.name)
-            except OSError:
-                continue
-            touched(d)  # a file added here may name a release: the result cache must see it
-            for e in entries:
-                seen += 1
-                if seen > _MAX_ENTRIES:
-                    self.complete = False
-                    return self
-                try:
-                    if e.is_dir(follow_symlinks=False):
-                        if e.name not in SKIP_DIRS and not e.name.endswith(".egg-info") and not e.name.startswith(".") \
-                                and not os.path.lexists(os.path.join(e.path, "pyvenv.cfg")):
-                            stack.append(e.path)
-                        elif e.name in (".github", ".gitlab", ".circleci", ".buildkite"):
-                            stack.append(e.path)  # CI definitions: where containers are named
-                        continue
-                    if not e.is_file(follow_symlinks=False):
-                        continue
-                except OSError:
-                    continue
-                if not is_text_name(e.name):
-                    continue
-                if self.files_read >= _MAX_FILES:
-                    self.complete = False
-                    return self
-                self._read(Path(e.path))
-                touched(e.path)
+        files = TextWalk(self.root, _MAX_ENTRIES, _MAX_FILES)
+        for path in files:
+            self._read(path)
+        self.complete = files.complete
         return self
 
     def _read(self, path: Path) -> None:

@@ -646,3 +646,56 @@ def is_text_name(name: str) -> bool:
         return True
     dot = low.rfind(".")
     return dot > 0 and low[dot:] in _TEXT_SUFFIXES
+
+
+class TextWalk:
+    """The text files (``is_text_name``) under a repository root, depth-first in name order, for the
+    bounded repository reads (release evidence, images built here). Hidden directories are left
+    out but CI definitions, and so are SKIP_DIRS, ``*.egg-info`` and virtual environments. Every
+    directory listed is ``touched`` (the result cache must see a file added there), and so is every
+    file yielded. ``complete`` is False once a bound stopped the walk."""
+
+    _CI_DIRS = (".github", ".gitlab", ".circleci", ".buildkite")
+
+    def __init__(self, root: Path, max_entries: int, max_files: int) -> None:
+        self.root = root
+        self.max_entries = max_entries
+        self.max_files = max_files
+        self.complete = True
+
+    def __iter__(self) -> Iterator[Path]:
+        from kimi_lsp.workspace import touched
+
+        seen = files = 0
+        stack = [str(self.root)]
+        while stack:
+            d = stack.pop()
+            try:
+                with os.scandir(d) as it:
+                    entries = sorted(it, key=lambda e: e.name)
+            except OSError:
+                continue
+            touched(d)
+            for e in entries:
+                seen += 1
+                if seen > self.max_entries:
+                    self.complete = False
+                    return
+                try:
+                    if e.is_dir(follow_symlinks=False):
+                        if e.name in self._CI_DIRS or (
+                                e.name not in SKIP_DIRS and not e.name.endswith(".egg-info") and not e.name.startswith(".")
+                                and not os.path.lexists(os.path.join(e.path, "pyvenv.cfg"))):
+                            stack.append(e.path)
+                        continue
+                    if not e.is_file(follow_symlinks=False) or not is_text_name(e.name):
+                        continue
+                except OSError:
+                    continue
+                files += 1
+                if files > self.max_files:
+                    self.complete = False
+                    return
+                touched(e.path)
+                yield Path(e.path)
+

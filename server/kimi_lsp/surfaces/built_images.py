@@ -75,50 +75,24 @@ def find_built(image: str, start: Path, reads: list[Path]) -> BuiltImage | None:
 
 def _walk(root: Path, needle: bytes, ref: str, found: dict[tuple[Path, str | None], BuiltImage]) -> bool:
     """Read every text file under ``root`` that names ``needle``; False when a bound stopped it."""
-    from kimi_lsp.walk import SKIP_DIRS, is_text_name  # (the same text kinds the release evidence reads)
-    from kimi_lsp.workspace import read_regular, touched
+    from kimi_lsp.walk import TextWalk  # (the same text kinds the release evidence reads)
+    from kimi_lsp.workspace import read_regular
 
-    seen = files = 0
-    stack = [str(root)]
-    while stack:
-        d = stack.pop()
+    files = TextWalk(root, _MAX_ENTRIES, _MAX_FILES)
+    for path in files:
         try:
-            with os.scandir(d) as it:
-                entries = sorted(it, key=lambda e: e.name)
-        except OSError:
+            data = read_regular(path, _MAX_BYTES)
+        except (OSError, ValueError):
             continue
-        touched(d)  # a file added here may build the image: the result cache must see it
-        for e in entries:
-            seen += 1
-            if seen > _MAX_ENTRIES:
-                return False
-            try:
-                if e.is_dir(follow_symlinks=False):
-                    if (e.name not in SKIP_DIRS and not e.name.startswith(".")) or e.name in (".github", ".gitlab", ".circleci", ".buildkite"):
-                        stack.append(e.path)
-                    continue
-                if not e.is_file(follow_symlinks=False) or not is_text_name(e.name):
-                    continue
-            except OSError:
-                continue
-            files += 1
-            if files > _MAX_FILES:
-                return False
-            path = Path(e.path)
-            touched(path)
-            try:
-                data = read_regular(path, _MAX_BYTES)
-            except (OSError, ValueError):
-                continue
-            if needle not in data:
-                continue
-            try:
-                text = data.decode("utf-8").replace("\r\n", "\n")
-            except UnicodeDecodeError:
-                continue
-            for b in _builds_in(path, text, ref):
-                found.setdefault((b.dockerfile, b.target), b)
-    return True
+        if needle not in data:
+            continue
+        try:
+            text = data.decode("utf-8").replace("\r\n", "\n")
+        except UnicodeDecodeError:
+            continue
+        for b in _builds_in(path, text, ref):
+            found.setdefault((b.dockerfile, b.target), b)
+    return files.complete
 
 
 def _builds_in(path: Path, text: str, ref: str) -> list[BuiltImage]:
