@@ -80,15 +80,9 @@ def _flag(raw: dict[str, Any]) -> Flag:
 def diffusion_release(version: str) -> DiffusionRelease | None:
     """The diffusion server of ``version``; a release newer than the data gets the newest one's;
     None where the release has none (before 0.5.5)."""
-    from kimi_lsp.knowledge.schema import _version_key
+    from kimi_lsp.knowledge.schema import release_in
 
-    data = _data()
-    rels: dict[str, Any] = data["releases"]
-    hit = version if version in rels else None
-    if hit is None and rels:
-        newest = max(rels, key=_version_key)
-        if _version_key(version) > _version_key(newest):
-            hit = newest
+    hit = release_in(version, _data()["releases"])
     return None if hit is None else _build(hit)
 
 

@@ -45,15 +45,11 @@ def shipped() -> tuple[str, ...]:
 
 
 def _entry(version: str) -> dict[str, Any] | None:
-    releases = _releases()
-    hit = releases.get(version)
-    if hit is None and releases:
-        from kimi_lsp.knowledge.schema import _version_key
+    from kimi_lsp.knowledge.schema import release_in
 
-        newest = max(releases, key=_version_key)
-        if _version_key(version) > _version_key(newest):
-            hit = releases[newest]  # a release newer than the data: its newest neighbour's answers
-    return hit
+    releases = _releases()
+    hit = release_in(version, releases)
+    return None if hit is None else releases[hit]
 
 
 def parse_error(version: str, option: str) -> str | None:

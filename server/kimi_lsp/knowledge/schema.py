@@ -24,6 +24,7 @@ from kimi_lsp.knowledge import _compiled
 
 TYPE_CHECKING = False  # typing is not imported at run time (start-up: see _record.py)
 if TYPE_CHECKING:
+    from collections.abc import Collection
     from typing import Any, Callable, Mapping
 
 # os.path rather than pathlib, argparse, difflib or decimal at import time: this module is on
@@ -301,6 +302,18 @@ def _number(digits: str) -> int:
     past every release, whatever its digits (``sglang==0.5.<10,000 digits>`` must not crash)."""
     digits = digits.lstrip("0") or "0"
     return int(digits) if len(digits) <= 640 else 10**640
+
+
+def release_in(version: str, releases: Collection[str]) -> str | None:
+    """``version`` when a per-release table holds it; the table's newest release when ``version``
+    is newer than all of them (a release newer than the data gets its newest neighbour's answers);
+    else None."""
+    if version in releases:
+        return version
+    newest = max(releases, key=_version_key, default=None)
+    if newest is not None and _version_key(version) > _version_key(newest):
+        return newest
+    return None
 
 
 def _version_key(version: str) -> tuple[Any, ...]:
